@@ -1,0 +1,74 @@
+# Attention, Step by Step — every command a reader or CI needs.
+#   make book   create .venv, install, execute every chapter, build _build/html
+#   make test   the same set-up, then every check (lint, unit, notebooks, strict build, browser)
+#   make lab    JupyterLab on chapters/        make serve   serve _build/html on 127.0.0.1
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PORT ?= 8000
+# These machines keep a CPU build of torch on local disk; elsewhere pass your own spec, e.g.
+#   make book TORCH_SPEC="torch --index-url <PyTorch's CPU wheel index>"   (see README)
+TORCH_SPEC ?= $(if $(wildcard /opt/wheels/torch-2.13.0*),torch==2.13.0,torch>=2.1)
+MATHJAX_VERSION ?= 3.2.2
+MATHJAX := _vendor/mathjax/tex-mml-chtml.js
+STAMP := $(VENV)/.installed
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+JB_BUILD := $(BIN)/jupyter-book build . --builder html
+
+.PHONY: book test lab serve install lint unit notebooks strict-build browser chromium clean
+
+book: install
+	rm -rf _build/html _build/jupyter_execute
+	$(JB_BUILD)
+	@echo "The book is in $(CURDIR)/_build/html/index.html — 'make serve' to browse it."
+
+test: install lint unit notebooks strict-build browser
+	@echo "make test: all checks passed."
+
+install: $(STAMP) $(MATHJAX)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
+	$(BIN)/python -m pip install --quiet -e ".[book,dev]"
+	touch $@
+
+# MathJax is only published on npm: take the bundle and its fonts from `npm pack`, serve them
+# from the site itself (html_static_path + mathjax_path in _config.yml).
+$(MATHJAX):
+	rm -rf _vendor/mathjax && mkdir -p _vendor/mathjax/output/chtml/fonts
+	tmp=$$(mktemp -d) && (cd $$tmp && npm pack --silent mathjax@$(MATHJAX_VERSION) >/dev/null \
+	  && tar xzf mathjax-$(MATHJAX_VERSION).tgz) \
+	  && cp -r $$tmp/package/es5/output/chtml/fonts/woff-v2 _vendor/mathjax/output/chtml/fonts/ \
+	  && cp $$tmp/package/es5/tex-mml-chtml.js $@ && rm -rf $$tmp
+
+lint: install
+	$(BIN)/ruff check src tests benchmarks
+
+unit: install
+	$(BIN)/pytest -q -x -m "not notebooks and not browser"
+
+notebooks: install
+	$(BIN)/pytest -q -x -m notebooks
+
+strict-build: install
+	rm -rf _build/html _build/jupyter_execute _build/.doctrees
+	$(JB_BUILD) -W -n --keep-going
+
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; }
+
+browser: install chromium
+	$(BIN)/pytest -q -x -m browser
+
+lab: install
+	$(BIN)/jupyter lab chapters/
+
+serve:
+	@echo "Serving _build/html on http://127.0.0.1:$(PORT)/"
+	$(BIN)/python -m http.server $(PORT) --bind 127.0.0.1 --directory _build/html
+
+clean:
+	rm -rf _build _vendor .pytest_cache .hypothesis .ruff_cache

@@ -1,0 +1,64 @@
+"""course_attention: the tested package behind *Attention, Step by Step*.
+
+Import it as ``ca``; submodules by short names::
+
+    import course_attention as ca
+    from course_attention import numpy_ref as ref, viz, widgets, exercises as ex
+    ca.setup(seed=0)
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+
+import numpy as np
+
+__version__ = "0.1.0"
+__all__ = ["setup", "in_colab", "glue", "__version__"]
+
+
+def in_colab() -> bool:
+    """True inside Google Colab (detected from the environment variables Colab sets)."""
+    return "COLAB_RELEASE_TAG" in os.environ or "google.colab" in sys.modules
+
+
+def setup(seed: int = 0) -> None:
+    """Seed Python, numpy and torch, and pick the plotly renderer for where we run.
+
+    Call once at the top of every chapter. In Colab it switches plotly to a renderer that also
+    draws inside ``ipywidgets.interactive_output``; elsewhere plotly's default is kept (the book
+    build renders plotly's JSON output with :mod:`course_attention.book`).
+    """
+    random.seed(seed)
+    np.random.seed(seed)  # noqa: NPY002 - seeds code that uses the legacy global generator
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is a dependency, but numpy chapters work alone
+        pass
+    else:
+        torch.manual_seed(seed)
+    if in_colab():
+        from .viz import use_colab_renderer
+
+        use_colab_renderer()
+
+
+def glue(name: str, value: object) -> object:
+    """Store ``value`` under ``name`` for the book's prose, without showing it; return it.
+
+    Chapters quote computed numbers with ``{glue:text}`name:.2f``` in markdown, so no number in
+    the prose is typed by hand. Writes the same output as ``myst_nb.glue(..., display=False)``
+    (myst-nb is only installed for the book, not in Colab).
+    """
+    from IPython import get_ipython
+    from IPython.core.formatters import format_display_data
+    from IPython.display import display
+
+    if get_ipython() is not None:
+        bundle, metadata = format_display_data(value)
+        prefix = "application/papermill.record/"
+        metadata["scrapbook"] = {"name": name, "mime_prefix": prefix}
+        display({prefix + k: v for k, v in bundle.items()}, raw=True, metadata=metadata)
+    return value

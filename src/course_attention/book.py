@@ -1,0 +1,77 @@
+"""Jupyter Book plumbing: plotly figures in the static site, with no CDN.
+
+Two parts, both listed in the book's configuration:
+
+* :class:`PlotlyMimeRenderer`, a myst-nb mime-render plugin (entry point
+  ``myst_nb.mime_renderers``): it turns plotly's JSON output into a ``<div>`` plus a
+  ``Plotly.newPlot`` call and asks for ``plotly.min.js`` on that page only.
+* :func:`setup`, a Sphinx extension (``course_attention.book`` in ``_config.yml``): at the end of
+  the build it copies ``plotly.min.js`` from the installed plotly into ``_static/``, so the
+  browser library always matches the Python one.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any, ClassVar
+
+PLOTLY_MIME = "application/vnd.plotly.v1+json"
+PLOTLY_JS = "plotly.min.js"
+HTML_BUILDERS = ("html", "dirhtml", "singlehtml")
+
+
+class PlotlyMimeRenderer:
+    """Render ``application/vnd.plotly.v1+json`` outputs as static, interactive HTML."""
+
+    mime_priority_overrides: ClassVar[list[tuple[str, str, int]]] = [
+        (builder, PLOTLY_MIME, 1) for builder in HTML_BUILDERS
+    ]
+
+    @staticmethod
+    def handle_mime(renderer: Any, data: Any, inline: bool) -> list | None:
+        if data.mime_type != PLOTLY_MIME:
+            return None
+        from docutils import nodes
+
+        content = data.content
+        figure = json.loads(content) if isinstance(content, (str, bytes)) else content
+        html = figure_html(figure, div_id=f"fig-{data.cell_index}-{data.output_index}")
+        renderer.add_js_file("plotly", PLOTLY_JS, {})
+        return [nodes.raw("", html, format="html", classes=["output", "plotly-figure"])]
+
+
+def figure_html(figure: dict, div_id: str) -> str:
+    """A ``<div>`` and the script that draws ``figure`` into it (plotly.js loaded by the page)."""
+    import plotly.io as pio
+
+    return pio.to_html(
+        figure,
+        include_plotlyjs=False,
+        full_html=False,
+        auto_play=False,
+        div_id=div_id,
+        validate=False,
+        config={"responsive": True, "displaylogo": False},
+    )
+
+
+def plotly_js_path() -> Path:
+    """Path of ``plotly.min.js`` shipped inside the installed plotly package."""
+    import plotly
+
+    return Path(plotly.__file__).parent / "package_data" / PLOTLY_JS
+
+
+def _copy_plotly_js(app: Any, exception: Exception | None) -> None:
+    if exception is None and app.builder.format == "html":
+        static = Path(app.outdir) / "_static"
+        static.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(plotly_js_path(), static / PLOTLY_JS)
+
+
+def setup(app: Any) -> dict[str, Any]:
+    """Sphinx extension entry point."""
+    app.connect("build-finished", _copy_plotly_js)
+    return {"version": "0.1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,141 @@
+"""Readable numpy reference implementations of attention.
+
+Every function here is the one the chapters teach; the torch versions in
+:mod:`course_attention.modules` are tested against them in float64.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from . import _validate
+
+__all__ = [
+    "softmax",
+    "scaled_dot_product_attention",
+    "causal_mask",
+    "padding_mask",
+]
+
+
+def _as_float(name: str, x: ArrayLike) -> np.ndarray:
+    array = np.asarray(x)
+    if array.dtype == bool or not np.issubdtype(array.dtype, np.number):
+        raise ValueError(f"{name} must be numeric; got dtype {array.dtype}")
+    return array.astype(np.result_type(array.dtype, np.float32), copy=False)
+
+
+def softmax(x: ArrayLike, axis: int = -1, temperature: float = 1.0) -> np.ndarray:
+    """Numerically stable softmax along ``axis``.
+
+    Introduced in chapter 1 (soft dictionary look-up).
+
+    Args:
+        x: scores of any shape, e.g. ``(..., seq_k)``. ``-inf`` marks an entry that gets weight 0;
+            NaN and ``+inf`` are rejected.
+        axis: the axis that sums to 1.
+        temperature: divides the scores first; small values sharpen, large values flatten.
+
+    Returns:
+        Weights with the shape of ``x``: non-negative, summing to 1 along ``axis`` (a slice that is
+        all ``-inf`` gets all zeros, never NaN).
+    """
+    _validate.temperature(temperature)
+    x = _as_float("x", x)
+    if np.isnan(x).any() or np.isposinf(x).any():
+        _validate.finite("x", np.where(np.isneginf(x), 0.0, x))
+    z = x / temperature
+    peak = np.max(z, axis=axis, keepdims=True)
+    peak = np.where(np.isfinite(peak), peak, 0.0)  # an all -inf slice stays all -inf
+    e = np.exp(z - peak)  # largest entry becomes exp(0) = 1: no overflow
+    total = np.sum(e, axis=axis, keepdims=True)
+    return e / np.where(total > 0, total, 1.0)
+
+
+def scaled_dot_product_attention(
+    Q: ArrayLike,
+    K: ArrayLike,
+    V: ArrayLike,
+    mask: ArrayLike | None = None,
+    scale: float | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """softmax(Q Kᵀ · scale) V, the attention of "Attention Is All You Need".
+
+    Introduced in chapter 2 (scaled dot-product attention).
+
+    Args:
+        Q: queries ``(..., seq_q, d_k)``.
+        K: keys ``(..., seq_k, d_k)``.
+        V: values ``(..., seq_k, d_v)``; ``d_v`` may differ from ``d_k``.
+        mask: boolean, True = may attend, broadcastable to the scores ``(..., seq_q, seq_k)``,
+            e.g. ``(seq_q, seq_k)`` or ``(batch, 1, 1, seq_k)``.
+        scale: multiplies the scores; default ``1 / sqrt(d_k)``.
+
+    Returns:
+        ``(output, weights)``: output ``(..., seq_q, d_v)`` and weights ``(..., seq_q, seq_k)``.
+        A query whose mask row is all False gets zero weights and a zero output.
+    """
+    Q, K, V = _as_float("Q", Q), _as_float("K", K), _as_float("V", V)
+    scores_shape = _validate.attention_shapes(Q.shape, K.shape, V.shape)
+    for name, array in (("Q", Q), ("K", K), ("V", V)):
+        _validate.finite(name, array)
+    if scale is None:
+        scale = 1.0 / np.sqrt(Q.shape[-1])
+    elif not np.isfinite(scale):
+        raise ValueError(f"scale must be finite; got {scale}")
+    scores = (Q @ np.swapaxes(K, -1, -2)) * scale  # (..., seq_q, seq_k)
+    if mask is not None:
+        mask = np.asarray(mask)
+        if mask.dtype != bool:
+            raise ValueError(
+                f"mask must be boolean (True = may attend); got dtype {mask.dtype}. "
+                "Convert an additive float mask with `mask == 0`."
+            )
+        _validate.mask_shape(mask.shape, scores_shape)
+        scores = np.where(mask, scores, -np.inf)
+    weights = softmax(scores, axis=-1)
+    return weights @ V, weights
+
+
+def causal_mask(seq_len: int, seq_k: int | None = None) -> np.ndarray:
+    """Boolean causal mask: query ``i`` may attend to keys ``0 … i``.
+
+    Introduced in chapter 2 (scaled dot-product attention); used in depth in chapter 4.
+
+    Args:
+        seq_len: number of queries ``seq_q``.
+        seq_k: number of keys; default ``seq_len``. Aligned at the top-left, like
+            ``torch.nn.functional.scaled_dot_product_attention(is_causal=True)``.
+
+    Returns:
+        ``(seq_q, seq_k)`` bool, True on and below the diagonal.
+    """
+    seq_k = seq_len if seq_k is None else seq_k
+    if seq_len < 1 or seq_k < 1:
+        raise ValueError(f"sequence lengths must be positive; got seq_q={seq_len}, seq_k={seq_k}")
+    return np.tril(np.ones((seq_len, seq_k), dtype=bool))
+
+
+def padding_mask(lengths: ArrayLike, seq_len: int) -> np.ndarray:
+    """Key-padding mask for a batch of sequences padded to ``seq_len``.
+
+    Introduced in chapter 2 (scaled dot-product attention); used in depth in chapter 4.
+
+    Args:
+        lengths: ``(batch,)`` real lengths, each in ``0 … seq_len``.
+        seq_len: padded length ``seq_k``.
+
+    Returns:
+        ``(batch, 1, seq_k)`` bool, True at real tokens: it broadcasts to scores
+        ``(batch, seq_q, seq_k)``; use ``mask[:, None]`` for ``(batch, heads, seq_q, seq_k)``.
+    """
+    lengths = np.asarray(lengths)
+    if lengths.ndim != 1 or not np.issubdtype(lengths.dtype, np.integer):
+        raise ValueError(
+            f"lengths must be a 1-D array of integers; got shape {lengths.shape}, "
+            f"dtype {lengths.dtype}"
+        )
+    if ((lengths < 0) | (lengths > seq_len)).any():
+        raise ValueError(f"lengths must lie in 0 … seq_len={seq_len}; got {lengths.tolist()}")
+    return (np.arange(seq_len)[None, :] < lengths[:, None])[:, None, :]

@@ -1,0 +1,73 @@
+"""The chapters are stored clean and execute deterministically in a fresh kernel."""
+
+from __future__ import annotations
+
+import json
+
+import nbformat
+import pytest
+from _notebooks import ROOT, execute, notebooks, toc_files
+
+NOTEBOOKS = notebooks()
+IDS = [p.stem for p in NOTEBOOKS]
+
+
+def test_every_toc_entry_exists_and_every_chapter_is_in_the_toc():
+    for f in toc_files():
+        assert (ROOT / f"{f}.ipynb").exists() or (ROOT / f"{f}.md").exists(), f
+    listed = {ROOT / f"{f}.ipynb" for f in toc_files()}
+    for path in (ROOT / "chapters").glob("*.ipynb"):
+        assert path in listed, f"{path.name} is not in _toc.yml"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_notebook_is_stored_clean(path):
+    raw = json.loads(path.read_text())
+    nb = nbformat.from_dict(raw)
+    nbformat.validate(nb)
+    assert nb.metadata.get("kernelspec", {}).get("name") == "python3"
+    assert "widgets" not in nb.metadata, "widget state is stored: clear it"
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "code":
+            assert cell.outputs == [], f"cell {i} has stored outputs"
+            assert cell.execution_count is None, f"cell {i} has an execution count"
+    first = nb.cells[0]
+    assert first.cell_type == "markdown"
+    lines = [line for line in first.source.splitlines() if line.strip()]
+    assert any(line.startswith("# ") for line in lines[:2]), "first cell must hold the # Title"
+
+
+def test_chapters_import_the_package_and_start_with_a_setup_cell():
+    for path in NOTEBOOKS:
+        nb = nbformat.read(path, as_version=4)
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        assert "course_attention" in code[0].source, (
+            f"{path.name}: first code cell is the setup cell"
+        )
+        assert any("import course_attention" in c.source for c in code), path.name
+
+
+def _text_outputs(nb) -> list[str]:
+    texts = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            if out.output_type == "stream":
+                texts.append(out.text)
+            elif "data" in out:
+                data = out["data"]
+                if "application/vnd.jupyter.widget-view+json" in data:
+                    continue
+                for mime in ("text/plain", "application/vnd.plotly.v1+json"):
+                    if mime in data:
+                        texts.append(json.dumps(data[mime], sort_keys=True))
+    return texts
+
+
+@pytest.mark.notebooks
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_notebook_executes_in_a_fresh_kernel_deterministically(path):
+    first, _ = execute(path)
+    second, _ = execute(path)
+    errors = [o for c in first.cells for o in c.get("outputs", []) if o.output_type == "error"]
+    assert not errors
+    assert _text_outputs(first) == _text_outputs(second), "outputs differ between two runs"

@@ -1,0 +1,41 @@
+"""Every live explorer reacts to every control: set a value, the figure's data changes."""
+
+from __future__ import annotations
+
+import json
+
+import ipywidgets as w
+import pytest
+
+from course_attention import widgets
+
+
+def _other_value(control):
+    if isinstance(control, (w.Dropdown, w.ToggleButtons, w.RadioButtons, w.SelectionSlider)):
+        options = [o[1] if isinstance(o, tuple) else o for o in control.options]
+        return next(o for o in options if o != control.value)
+    if isinstance(control, w.Checkbox | w.ToggleButton):
+        return not control.value
+    if control.value != control.max:
+        return control.max
+    return control.min
+
+
+def _data(explorer) -> str:
+    return json.dumps(explorer.figure.to_plotly_json()["data"], sort_keys=True, default=str)
+
+
+@pytest.mark.parametrize("name", sorted(widgets.EXPLORERS))
+def test_every_control_changes_the_figure(name):
+    explorer = widgets.EXPLORERS[name]()
+    assert isinstance(explorer, widgets.Explorer)
+    assert explorer.figure is not None, "the explorer draws on creation"
+    assert explorer.controls, "an explorer needs at least one control"
+    for label, control in explorer.controls.items():
+        before = _data(explorer)
+        control.value = _other_value(control)
+        assert _data(explorer) != before, f"{name}: changing {label!r} left the figure unchanged"
+
+
+def test_explorers_exist_for_the_first_chapters():
+    assert len(widgets.EXPLORERS) >= 2
