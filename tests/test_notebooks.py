@@ -6,6 +6,7 @@ import json
 
 import nbformat
 import pytest
+
 from _notebooks import ROOT, execute, notebooks, toc_files
 
 NOTEBOOKS = notebooks()

@@ -107,4 +107,179 @@ def _rng(seed: int) -> np.random.Generator:
 # --- chapter 1: soft look-up ----------------------------------------------------------------
 
 
+def _softmax_cases() -> list[tuple]:
+    rng = _rng(1)
+    return [
+        (np.array([2.0, 1.0, 0.1]),),
+        (rng.normal(size=5),),
+        (np.array([1000.0, 999.0, 0.0]),),  # a naive np.exp overflows here
+        (rng.normal(size=(3, 4)),),  # softmax along the last axis
+    ]
+
+
+def _soft_lookup_reference(q: np.ndarray, K: np.ndarray, V: np.ndarray) -> np.ndarray:
+    from . import numpy_ref
+
+    return numpy_ref.softmax(K @ q) @ V  # (d_v,)
+
+
+def _soft_lookup_cases() -> list[tuple]:
+    from . import toy
+
+    example = toy.worked_example()
+    rng = _rng(2)
+    return [
+        (example.q, example.K, example.V),
+        (rng.normal(size=3), rng.normal(size=(5, 3)), rng.normal(size=(5, 2))),
+        (rng.normal(size=2), rng.normal(size=(4, 2)), rng.normal(size=(4, 6))),
+    ]
+
+
+def _temperature_reference(scores: np.ndarray, temperature: float) -> np.ndarray:
+    from . import numpy_ref
+
+    return numpy_ref.softmax(scores, temperature=temperature)
+
+
+def _temperature_cases() -> list[tuple]:
+    rng = _rng(3)
+    return [
+        (np.array([0.89, 0.83, -0.29]), 0.1),
+        (rng.normal(size=4), 2.0),
+        (rng.normal(size=6), 0.5),
+        (np.array([3.0, 1.0, 0.0]), 1.0),
+    ]
+
+
+def _softmax_reference(x: np.ndarray) -> np.ndarray:
+    from . import numpy_ref
+
+    return numpy_ref.softmax(x, axis=-1)
+
+
+_register(
+    Exercise(
+        id="soft-lookup-1",
+        title="a stable softmax",
+        reference=_softmax_reference,
+        cases=_softmax_cases,
+        hint=(
+            "exponentiate, then divide by the sum along the last axis (keepdims=True). If a case "
+            "with scores near 1000 gives NaN, subtract the largest score of each row first: "
+            "softmax(x) equals softmax(x - max(x))."
+        ),
+    )
+)
+
+_register(
+    Exercise(
+        id="soft-lookup-2",
+        title="a soft look-up",
+        reference=_soft_lookup_reference,
+        cases=_soft_lookup_cases,
+        hint=(
+            "three steps: scores = K @ q, shape (n_keys,); weights = softmax(scores); "
+            "output = weights @ V, shape (d_v,). Chapter 1 does not divide by sqrt(d_k)."
+        ),
+        hints_by_shape={"()": "you returned a number: multiply the weights with V, not with q."},
+    )
+)
+
+_register(
+    Exercise(
+        id="soft-lookup-3",
+        title="softmax with a temperature",
+        reference=_temperature_reference,
+        cases=_temperature_cases,
+        hint=(
+            "divide the scores by the temperature before the softmax (not the weights after it); "
+            "a temperature below 1 should make the largest weight larger."
+        ),
+    )
+)
+
+
 # --- chapter 2: scaled dot-product ----------------------------------------------------------
+
+
+def _attention_output(Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> np.ndarray:
+    from . import numpy_ref
+
+    return numpy_ref.scaled_dot_product_attention(Q, K, V)[0]  # (..., seq_q, d_v)
+
+
+def _attention_cases() -> list[tuple]:
+    rng = _rng(21)
+    return [
+        (rng.normal(size=(3, 4)), rng.normal(size=(5, 4)), rng.normal(size=(5, 2))),
+        (rng.normal(size=(2, 3, 8)), rng.normal(size=(2, 6, 8)), rng.normal(size=(2, 6, 5))),
+        # batch = seq = d_k: K.T has the right shape here but the wrong values
+        (rng.normal(size=(4, 4, 4)), rng.normal(size=(4, 4, 4)), rng.normal(size=(4, 4, 3))),
+        (rng.normal(size=(2, 3, 2, 64)), rng.normal(size=(2, 3, 5, 64)), rng.normal(size=(5, 4))),
+    ]
+
+
+def _jacobian_reference(p: np.ndarray) -> np.ndarray:
+    from . import numpy_ref
+
+    return numpy_ref.softmax_jacobian(p)  # (..., n, n)
+
+
+def _jacobian_cases() -> list[tuple]:
+    from . import numpy_ref
+
+    rng = _rng(22)
+    return [
+        (numpy_ref.softmax(rng.normal(size=4)),),
+        (np.full(5, 0.2),),  # uniform weights
+        (np.array([0.0, 1.0, 0.0]),),  # saturated: the Jacobian is all zeros
+        (numpy_ref.softmax(rng.normal(size=(3, 6))),),  # a batch of weight vectors
+    ]
+
+
+def _variance_reference(d_k: int, std_q: float, std_k: float) -> float:
+    from . import experiments
+
+    return experiments.expected_dot_variance(d_k, std_q, std_k)
+
+
+_register(
+    Exercise(
+        id="scaled-dot-product-1",
+        title="scaled dot-product attention in matrix form",
+        reference=_attention_output,
+        cases=_attention_cases,
+        hint=(
+            "compute scores = Q @ K.swapaxes(-1, -2) / np.sqrt(d_k) with d_k = Q.shape[-1], "
+            "softmax along the last axis (subtract the row maximum first), then weights @ V. "
+            "`K.T` reverses every axis of a batched array: swap only the last two."
+        ),
+    )
+)
+
+_register(
+    Exercise(
+        id="scaled-dot-product-2",
+        title="the softmax Jacobian diag(p) − p pᵀ",
+        reference=_jacobian_reference,
+        cases=_jacobian_cases,
+        hint=(
+            "entry [i, j] is p_i (δ_ij − p_j). For p of shape (..., n) build p[..., :, None] * "
+            "np.eye(n) for the diagonal and subtract the outer product "
+            "p[..., :, None] * p[..., None, :] (np.outer only handles 1-D p)."
+        ),
+    )
+)
+
+_register(
+    Exercise(
+        id="scaled-dot-product-3",
+        title="the variance of q · k",
+        reference=_variance_reference,
+        cases=lambda: [(64, 1.0, 1.0), (16, 2.0, 0.5), (100, 0.1, 3.0), (1, 1.0, 1.0)],
+        hint=(
+            "q · k is a sum of d_k independent products q_i k_i. Each product has mean 0 and "
+            "variance std_q² · std_k², and variances of independent terms add."
+        ),
+    )
+)

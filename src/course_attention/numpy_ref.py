@@ -16,6 +16,7 @@ __all__ = [
     "scaled_dot_product_attention",
     "causal_mask",
     "padding_mask",
+    "softmax_jacobian",
 ]
 
 
@@ -139,3 +140,24 @@ def padding_mask(lengths: ArrayLike, seq_len: int) -> np.ndarray:
     if ((lengths < 0) | (lengths > seq_len)).any():
         raise ValueError(f"lengths must lie in 0 … seq_len={seq_len}; got {lengths.tolist()}")
     return (np.arange(seq_len)[None, :] < lengths[:, None])[:, None, :]
+
+
+def softmax_jacobian(p: ArrayLike) -> np.ndarray:
+    """Jacobian of the softmax at its output ``p``: ``diag(p) − p pᵀ``.
+
+    Introduced in chapter 2 (scaled dot-product attention): entry ``[i, j]`` is
+    ``∂p_i / ∂s_j`` for ``p = softmax(s)``. It vanishes when ``p`` is one-hot (a saturated softmax),
+    so no gradient flows back to the scores.
+
+    Args:
+        p: softmax weights ``(..., n)``, non-negative and summing to 1 along the last axis.
+
+    Returns:
+        ``(..., n, n)`` symmetric matrices whose rows and columns sum to 0.
+    """
+    p = _as_float("p", p)
+    if p.ndim < 1:
+        raise ValueError(f"p must have at least 1 dimension (..., n); got shape {p.shape}")
+    _validate.finite("p", p)
+    eye = np.eye(p.shape[-1], dtype=p.dtype)
+    return p[..., :, None] * eye - p[..., :, None] * p[..., None, :]  # (..., n, n)

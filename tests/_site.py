@@ -1,0 +1,74 @@
+"""Serve the built site on 127.0.0.1 and drive it in headless Chromium (tests and benchmarks)."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+from _notebooks import ROOT, toc_files
+
+SITE = ROOT / "_build" / "html"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+#: The two harmless console errors every Jupyter Book 1 page logs (DESIGN.md).
+KNOWN_CONSOLE_ERRORS = ("THEBE_JS_URL", "invalid theme mode")
+
+
+def pages() -> list[str]:
+    """Site-relative URLs of every page in the table of contents."""
+    return [f"{f}.html" for f in toc_files()]
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def serve(root: Path = SITE) -> Iterator[str]:
+    """Serve ``root`` on a free port of 127.0.0.1; yield the base URL."""
+    handler = functools.partial(_QuietHandler, directory=str(root))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@contextlib.contextmanager
+def browser() -> Iterator[object]:
+    """A headless Debian Chromium driven by playwright (never a downloaded browser)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+# JavaScript run in the page: the plotted data of every figure, and where its slider rail is.
+FIGURES_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(gd => ({
+    id: gd.id,
+    traces: (gd._fullData || []).length,
+    drawn: !!gd.querySelector('.main-svg'),
+    sliders: ((gd.layout || {}).sliders || []).length,
+    data: JSON.stringify(gd.data),
+}))"""

@@ -1,0 +1,83 @@
+"""Browser check of the built site: figures draw, sliders change data, nothing leaves 127.0.0.1.
+
+Needs ``_build/html`` (``make strict-build``) and Debian's chromium; ``make test`` provides both.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from _site import FIGURES_JS, KNOWN_CONSOLE_ERRORS, SITE, browser, pages, serve
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def site():
+    assert (SITE / "index.html").exists(), "build the book first: make strict-build"
+    with serve() as base, browser() as chromium:
+        yield base, chromium
+
+
+def _open(site, path):
+    base, chromium = site
+    page = chromium.new_page(viewport={"width": 1280, "height": 900})
+    outside, errors = [], []
+    page.on("request", lambda r: None if r.url.startswith(base) else outside.append(r.url))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    response = page.goto(base + path, wait_until="networkidle")
+    assert response is not None and response.ok, f"{path}: HTTP {response and response.status}"
+    return page, outside, errors
+
+
+def _move_slider(page, index):
+    """Click the far end of figure ``index``'s slider rail (the end that is not active)."""
+    rail = page.locator(".js-plotly-plot").nth(index).locator(".slider-rail-touch-rect").first
+    rail.scroll_into_view_if_needed()
+    box = rail.bounding_box()
+    active = page.evaluate(
+        "i => document.querySelectorAll('.js-plotly-plot')[i].layout.sliders[0].active || 0",
+        index,
+    )
+    x = box["width"] * (0.03 if active else 0.97)
+    rail.click(position={"x": x, "y": box["height"] / 2})
+
+
+@pytest.mark.parametrize("path", pages())
+def test_page_draws_its_figures_and_sliders_change_data(site, path):
+    page, outside, errors = _open(site, path)
+    html = (SITE / path).read_text()
+    expected = html.count('class="plotly-graph-div"')
+    page.wait_for_function(
+        "n => document.querySelectorAll('.js-plotly-plot .main-svg').length >= n",
+        arg=expected,
+        timeout=10000,
+    )
+    figures = page.evaluate(FIGURES_JS)
+    assert len(figures) == expected, f"{path}: {len(figures)} of {expected} figures drew"
+    for fig in figures:
+        assert fig["drawn"] and fig["traces"] > 0, f"{path}: figure {fig['id']} is empty"
+    for i, fig in enumerate(figures):
+        if not fig["sliders"]:
+            continue
+        _move_slider(page, i)
+        page.wait_for_function(
+            "([i, before]) => JSON.stringify("
+            "document.querySelectorAll('.js-plotly-plot')[i].data) !== before",
+            arg=[i, fig["data"]],
+            timeout=5000,
+        )
+    if path.startswith("chapters/0") and not path.startswith("chapters/00"):
+        assert any(f["sliders"] for f in figures), f"{path}: a chapter needs a slider figure"
+    if 'class="math' in html:
+        page.wait_for_selector("mjx-container", timeout=10000)
+    assert not outside, f"{path}: requests left the site: {outside}"
+    unexpected = [e for e in errors if not any(k in e for k in KNOWN_CONSOLE_ERRORS)]
+    assert not unexpected, f"{path}: console errors: {unexpected}"
+    page.close()
+
+
+def test_plotly_js_is_served_once_from_the_site():
+    assert (SITE / "_static" / "plotly.min.js").stat().st_size > 1_000_000
+    assert (SITE / "_static" / "mathjax" / "tex-mml-chtml.js").exists()

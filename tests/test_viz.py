@@ -1,0 +1,102 @@
+"""Figure builders: slider frames, unique labels, bad inputs, and the chapter-1 figures."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from course_attention import numpy_ref as ref
+from course_attention import toy, viz
+
+
+def _bar_traces(n: float) -> list[go.Bar]:
+    return [go.Bar(x=["a", "b"], y=[n, 1 - n])]
+
+
+def test_unique_labels_keeps_distinct_tokens_and_prefixes_repeats():
+    assert viz.unique_labels(["the", "cat"]) == ["the", "cat"]
+    assert viz.unique_labels(["the", "cat", "the"]) == ["0:the", "1:cat", "2:the"]
+    labels = viz.unique_labels(["a", "a", "a", "b"])
+    assert len(set(labels)) == len(labels)
+
+
+def test_slider_figure_has_one_frame_and_one_step_per_value():
+    values = [0.1, 0.5, 0.9]
+    fig = viz.slider_figure(_bar_traces, values, label="p", active=1, format_value=str)
+    assert len(fig.frames) == len(values)
+    steps = fig.layout.sliders[0].steps
+    assert [s.label for s in steps] == ["0.1", "0.5", "0.9"]
+    assert [f.name for f in fig.frames] == ["0.1", "0.5", "0.9"]
+    assert all(s.method == "animate" for s in steps)
+    assert fig.layout.sliders[0].active == 1
+    assert fig.data[0].y == fig.frames[1].data[0].y
+    assert fig.frames[0].data[0].y != fig.frames[2].data[0].y
+
+
+def test_slider_figure_rejects_bad_input():
+    with pytest.raises(ValueError, match="at least one value"):
+        viz.slider_figure(_bar_traces, [], label="p")
+    with pytest.raises(ValueError, match="active=3"):
+        viz.slider_figure(_bar_traces, [0.1, 0.2], label="p", active=3)
+
+
+def test_heatmap_labels_are_unique_and_shapes_are_checked():
+    fig = viz.attention_heatmap(np.full((3, 3), 1 / 3), ["the", "cat", "the"])
+    assert len(set(fig.data[0].x)) == 3 and len(set(fig.data[0].y)) == 3
+    with pytest.raises(ValueError, match="shape"):
+        viz.attention_heatmap(np.ones((2, 3)), ["a", "b", "c"])
+    with pytest.raises(ValueError, match="shape"):
+        viz.weight_bars(np.ones(3), ["a", "b"])
+
+
+def test_word_plane_draws_every_word_and_the_query():
+    fig = viz.word_plane(query="fruit")
+    labels = [t for trace in fig.data for t in trace.text if t]
+    assert sorted(labels) == sorted(toy.WORD_VECTORS)
+    with pytest.raises(ValueError, match="unknown words"):
+        viz.word_plane(words=["apple", "spaceship"])
+
+
+def test_soft_lookup_traces_match_the_reference_softmax():
+    q = toy.WORD_VECTORS["fruit"]
+    arrows, query, bars, value = viz.soft_lookup_traces(q, temperature=0.5)
+    K = toy.word_matrix(list(viz.LOOKUP_KEYS))
+    weights = ref.softmax(K @ q / 0.5)
+    np.testing.assert_allclose(bars.y, weights, atol=1e-4)
+    expected = weights @ np.array([toy.FRUIT_DICT[k] for k in viz.LOOKUP_KEYS])
+    assert value.y[0] == pytest.approx(expected, abs=1e-4)
+    with pytest.raises(ValueError, match=r"\(2,\)"):
+        viz.soft_lookup_traces(np.ones(3))
+
+
+def test_query_direction_is_a_unit_vector_at_the_angle():
+    np.testing.assert_allclose(viz.query_direction(0), [1.0, 0.0], atol=1e-12)
+    np.testing.assert_allclose(viz.query_direction(90, length=2), [0.0, 2.0], atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "make", [viz.temperature_slider, viz.query_direction_slider], ids=["temperature", "direction"]
+)
+def test_chapter_one_sliders_change_the_weights_and_stay_small(make):
+    fig = make()
+    weights = [tuple(frame.data[2].y) for frame in fig.frames]
+    assert len(set(weights)) == len(weights), "every frame shows different weights"
+    assert len(fig.layout.sliders[0].steps) == len(fig.frames)
+    assert len(fig.to_json()) < 50_000
+
+
+def test_low_temperature_approaches_the_hard_look_up():
+    fig = viz.temperature_slider(temperatures=(0.01, 100.0))
+    sharp, flat = (frame.data[2].y for frame in fig.frames)
+    assert max(sharp) > 0.99
+    assert max(flat) - min(flat) < 0.02
+
+
+def test_toy_word_matrix_and_worked_example_shapes():
+    assert toy.word_matrix(["apple", "chair"]).shape == (2, 2)
+    example = toy.worked_example()
+    assert example.q.shape == (4,)
+    assert example.K.shape == (3, 4) and example.V.shape == (3, 4)
+    assert len(example.key_words) == 3
+    assert set(viz.LOOKUP_KEYS) == set(toy.FRUIT_DICT)
