@@ -202,10 +202,12 @@ def slider_figure(
 
 
 def show(fig: go.Figure) -> None:
-    """Display a figure with the active renderer (used inside live widgets)."""
+    """Display a figure with the active renderer (inside live widgets); no-op outside IPython."""
+    from IPython import get_ipython
     from IPython.display import display
 
-    display(fig)
+    if get_ipython() is not None:
+        display(fig)
 
 
 _COLAB_TEMPLATE = """<div id="{div_id}" style="width:100%;"></div>

@@ -1,0 +1,50 @@
+"""Seconds to execute each chapter in a fresh kernel, against its floor.
+
+The floor is a fresh kernel running only the chapter's setup and import cells (the first two code
+cells): what any version of the chapter must pay. Target: the whole book within 1.5 × its floor.
+
+    .venv/bin/python benchmarks/execution.py [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+import nbformat
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from _notebooks import execute, notebooks  # noqa: E402
+
+
+def floor_notebook(path: Path, tmp: Path) -> Path:
+    nb = nbformat.read(path, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"][:2]
+    nb.cells = code
+    out = tmp / f"floor_{path.name}"
+    nbformat.write(nb, out)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeat", type=int, default=3, help="runs per notebook (median kept)")
+    args = parser.parse_args()
+    tmp = Path(__file__).resolve().parents[1] / "_build" / "bench"
+    tmp.mkdir(parents=True, exist_ok=True)
+    total = total_floor = 0.0
+    print(f"{'chapter':32} {'seconds':>8} {'floor':>8} {'ratio':>6}")
+    for path in notebooks():
+        full = statistics.median(execute(path)[1] for _ in range(args.repeat))
+        floor_path = floor_notebook(path, tmp)
+        floor = statistics.median(execute(floor_path)[1] for _ in range(args.repeat))
+        total, total_floor = total + full, total_floor + floor
+        print(f"{path.stem:32} {full:8.2f} {floor:8.2f} {full / floor:6.2f}")
+    ratio = total / total_floor
+    print(f"{'whole book':32} {total:8.2f} {total_floor:8.2f} {ratio:6.2f}  (target ≤ 1.50)")
+
+
+if __name__ == "__main__":
+    main()
