@@ -13,7 +13,7 @@ from pathlib import Path
 from _notebooks import ROOT, toc_files
 
 SITE = ROOT / "_build" / "html"
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM = os.environ.get("CHROMIUM") or "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",

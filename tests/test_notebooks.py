@@ -23,8 +23,7 @@ def test_every_toc_entry_exists_and_every_chapter_is_in_the_toc():
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
 def test_notebook_is_stored_clean(path):
-    raw = json.loads(path.read_text())
-    nb = nbformat.from_dict(raw)
+    nb = nbformat.reads(path.read_text(), as_version=4)
     nbformat.validate(nb)
     assert nb.metadata.get("kernelspec", {}).get("name") == "python3"
     assert "widgets" not in nb.metadata, "widget state is stored: clear it"

@@ -26,7 +26,8 @@ def _open(site, path):
     page.on("request", lambda r: None if r.url.startswith(base) else outside.append(r.url))
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: errors.append(str(e)))
-    response = page.goto(base + path, wait_until="networkidle")
+    response = page.goto(base + path, wait_until="load")
+    page.wait_for_load_state("networkidle")
     assert response is not None and response.ok, f"{path}: HTTP {response and response.status}"
     return page, outside, errors
 
@@ -50,7 +51,9 @@ def test_page_draws_its_figures_and_sliders_change_data(site, path):
     html = (SITE / path).read_text()
     expected = html.count('class="plotly-graph-div"')
     page.wait_for_function(
-        "n => document.querySelectorAll('.js-plotly-plot .main-svg').length >= n",
+        "n => { const g = Array.from(document.querySelectorAll('.plotly-graph-div'));"
+        " return g.length >= n"
+        " && g.every(gd => gd._fullLayout && gd.querySelector('.main-svg')); }",
         arg=expected,
         timeout=10000,
     )

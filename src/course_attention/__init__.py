@@ -56,6 +56,8 @@ def glue(name: str, value: object) -> object:
     from IPython.core.formatters import format_display_data
     from IPython.display import display
 
+    if isinstance(value, np.generic):
+        value = value.item()  # numpy 2 shows np.float64(0.5), which the book cannot format
     if get_ipython() is not None:
         bundle, metadata = format_display_data(value)
         prefix = "application/papermill.record/"

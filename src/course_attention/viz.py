@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
+import plotly.io as pio  # plotly's renderers: imported with the chapter, not at its first figure
 from numpy.typing import ArrayLike
 
 __all__ = [
@@ -231,7 +232,6 @@ def colab_html(fig: go.Figure | dict) -> str:
     """HTML that loads plotly.js if needed, then draws ``fig`` (the Colab renderer's output)."""
     import uuid
 
-    import plotly.io as pio
     from plotly.offline import get_plotlyjs_version
 
     return _COLAB_TEMPLATE.format(
@@ -248,7 +248,6 @@ def use_colab_renderer() -> None:
     ``Plotly.newPlot`` there before plotly.js has loaded ("Plotly is not defined"). This renderer
     waits for the library to load, then draws. :func:`course_attention.setup` calls it in Colab.
     """
-    import plotly.io as pio
     from plotly.io.base_renderers import MimetypeRenderer
 
     class ColabWaitRenderer(MimetypeRenderer):
@@ -445,6 +444,12 @@ def temperature_slider(
 _RUN_COLORS: tuple[str, ...] = (PALETTE[5], PALETTE[0], PALETTE[2], PALETTE[3])
 
 
+def _dk_axis(fig: go.Figure, d_ks: Sequence[float]) -> None:
+    """A logarithmic x axis with one tick per measured width ``d_k``."""
+    ticks = [float(d) for d in d_ks]
+    fig.update_xaxes(type="log", title="d_k", tickvals=ticks, ticktext=[f"{d:g}" for d in ticks])
+
+
 def _check_runs(runs: Mapping[str, Any]) -> list[tuple[str, Any]]:
     items = list(runs.items())
     if not items or len(items) > len(_RUN_COLORS):
@@ -491,7 +496,7 @@ def variance_figure(
                 hoverinfo="skip",
             )
         )
-    fig.update_xaxes(type="log", title="d_k")
+    _dk_axis(fig, x.tolist())
     fig.update_yaxes(type="log", title="variance of the score")
     return _layout(fig, title)
 
@@ -538,7 +543,7 @@ def saturation_figure(runs: Mapping[str, Any], title: str | None = None) -> go.F
         row=1,
         col=2,
     )
-    fig.update_xaxes(type="log", title="d_k")
+    _dk_axis(fig, stats.d_k.tolist())
     fig.update_yaxes(range=[0, 1.02], row=1, col=1)
     fig.update_yaxes(range=[0, uniform * 1.08], row=1, col=2)
     return _layout(fig, title, height=400)
@@ -562,7 +567,7 @@ def jacobian_norm_figure(runs: Mapping[str, Any], title: str | None = None) -> g
                 hovertemplate="d_k %{x}<br>‖J‖ %{y:.4f}<extra>" + name + "</extra>",
             )
         )
-    fig.update_xaxes(type="log", title="d_k")
+    _dk_axis(fig, stats.d_k.tolist())
     fig.update_yaxes(type="log", title="‖diag(p) − p pᵀ‖ (Frobenius)")
     return _layout(fig, title)
 

@@ -1,0 +1,101 @@
+"""The four mask conventions a learner meets, and conversions between them.
+
+Introduced in chapter 4 (masking). This package uses **allowed** masks (bool, True = may attend),
+the same as ``torch.nn.functional.scaled_dot_product_attention``'s boolean ``attn_mask``. Others:
+
+============  ===================  ==========================================================
+convention    values               used by
+============  ===================  ==========================================================
+allowed       bool, True = attend  this package; ``F.scaled_dot_product_attention`` (bool)
+blocked       bool, True = hide    ``scores.masked_fill(mask, -inf)``; ``nn.MultiheadAttention``
+                                   ``attn_mask`` and ``key_padding_mask`` (bool)
+additive      float, 0 or -inf     added to the scores: ``F.scaled_dot_product_attention`` and
+                                   ``nn.MultiheadAttention`` with a float mask
+============  ===================  ==========================================================
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+import torch
+
+__all__ = ["CONVENTIONS", "convert", "to_nn_multihead"]
+
+Convention = Literal["allowed", "blocked", "additive"]
+CONVENTIONS: tuple[str, ...] = ("allowed", "blocked", "additive")
+
+
+def _allowed(mask: torch.Tensor, convention: str) -> torch.Tensor:
+    if convention == "additive":
+        if not mask.is_floating_point():
+            raise ValueError(f"an additive mask must be floating point; got dtype {mask.dtype}")
+        bad = torch.isnan(mask) | (mask > 0)
+        if bad.any():
+            raise ValueError("an additive mask holds 0 (attend) or negative values (hide) only")
+        return mask == 0
+    if mask.dtype != torch.bool:
+        raise ValueError(f"a {convention!r} mask must be bool; got dtype {mask.dtype}")
+    return mask if convention == "allowed" else ~mask
+
+
+def convert(
+    mask: torch.Tensor | np.ndarray,
+    source: Convention,
+    target: Convention,
+    dtype: torch.dtype = torch.float32,
+) -> torch.Tensor:
+    """Convert a mask between conventions; the shape is kept.
+
+    Args:
+        mask: any shape, e.g. ``(seq_q, seq_k)`` or ``(batch, heads, seq_q, seq_k)``.
+        source, target: one of ``"allowed"``, ``"blocked"``, ``"additive"``.
+        dtype: float dtype of an additive result (hidden entries are ``-inf``).
+
+    Returns:
+        The mask in the ``target`` convention, as a torch tensor.
+    """
+    for name, value in (("source", source), ("target", target)):
+        if value not in CONVENTIONS:
+            raise ValueError(f"{name} must be one of {CONVENTIONS}; got {value!r}")
+    allowed = _allowed(torch.as_tensor(mask), source)
+    if target == "allowed":
+        return allowed
+    if target == "blocked":
+        return ~allowed
+    zero = torch.zeros((), dtype=dtype)
+    return torch.where(allowed, zero, torch.tensor(float("-inf"), dtype=dtype))
+
+
+def to_nn_multihead(
+    allowed: torch.Tensor, n_heads: int
+) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+    """Turn an allowed-mask into ``(attn_mask, key_padding_mask)`` for ``nn.MultiheadAttention``.
+
+    Args:
+        allowed: bool, True = may attend: ``(seq_q, seq_k)``, a key-padding mask
+            ``(batch, 1, 1, seq_k)`` or ``(batch, 1, seq_k)``, or ``(batch, heads, seq_q, seq_k)``.
+        n_heads: heads of the target module (a per-head mask becomes
+            ``(batch * heads, seq_q, seq_k)``).
+
+    Returns:
+        ``(attn_mask, key_padding_mask)``, both True = blocked, either may be ``None``.
+    """
+    if allowed.dtype != torch.bool:
+        raise ValueError(f"allowed must be a bool tensor; got dtype {allowed.dtype}")
+    blocked = ~allowed
+    if allowed.dim() == 2:
+        return blocked, None
+    if allowed.dim() in (3, 4) and all(s == 1 for s in allowed.shape[1:-1]):
+        return None, blocked.reshape(allowed.shape[0], allowed.shape[-1])
+    if allowed.dim() == 4:
+        batch, heads, seq_q, seq_k = allowed.shape
+        full = blocked.expand(batch, n_heads, seq_q, seq_k) if heads == 1 else blocked
+        if full.shape[1] != n_heads:
+            raise ValueError(f"mask has {heads} heads but the module has n_heads={n_heads}")
+        return full.reshape(batch * n_heads, seq_q, seq_k), None
+    raise ValueError(
+        f"cannot express a mask of shape {tuple(allowed.shape)} for nn.MultiheadAttention: use "
+        "(seq_q, seq_k), (batch, 1, 1, seq_k) or (batch, heads, seq_q, seq_k)"
+    )
