@@ -30,7 +30,7 @@ def notebooks() -> list[Path]:
     return [p for p in paths if p.exists()]
 
 
-def execute(path: Path, timeout: int = 300) -> tuple[nbformat.NotebookNode, float]:
+def execute(path: Path, timeout: int = 120) -> tuple[nbformat.NotebookNode, float]:
     """Execute a notebook in a fresh kernel; return it with the wall time in seconds."""
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(

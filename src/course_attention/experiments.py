@@ -171,3 +171,12 @@ def weights_by_width(
     K = rng.standard_normal((seq_k, max_width))  # (seq_k, max_width)
     scores = np.stack([K[:, :d] @ q[:d] * float(d) ** -exponent for d in widths])
     return ref.softmax(scores)  # (n_widths, seq_k)
+
+
+# --- chapter 3: self-attention ------------------------------------------------------------
+
+
+# --- chapter 4: masking -------------------------------------------------------------------
+
+
+# --- chapter 5: multi-head attention --------------------------------------------------------

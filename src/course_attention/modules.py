@@ -184,6 +184,23 @@ class MultiHeadAttention(torch.nn.Module):
             weights = weights.mean(dim=1)
         return out, weights
 
+    def numpy_weights(self) -> dict[str, object]:
+        """The projections as keyword arguments of ``numpy_ref.multi_head_attention``.
+
+        Returns ``{"W_q", "W_k", "W_v", "W_o": (d_model, d_model), "biases": 4 × (d_model,) or
+        None}`` with the matrices transposed to the "multiply on the right" convention.
+        """
+        layers = (self.W_q, self.W_k, self.W_v, self.W_o)
+        out: dict[str, object] = {
+            name: layer.weight.detach().cpu().numpy().T
+            for name, layer in zip(("W_q", "W_k", "W_v", "W_o"), layers, strict=True)
+        }
+        has_bias = self.W_q.bias is not None
+        out["biases"] = (
+            tuple(layer.bias.detach().cpu().numpy() for layer in layers) if has_bias else None
+        )
+        return out
+
     @classmethod
     def from_torch(cls, mha: torch.nn.MultiheadAttention) -> MultiHeadAttention:
         """Copy the weights of a ``torch.nn.MultiheadAttention`` (same d for q, k, v)."""

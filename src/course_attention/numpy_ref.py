@@ -17,6 +17,9 @@ __all__ = [
     "causal_mask",
     "padding_mask",
     "softmax_jacobian",
+    "split_heads",
+    "merge_heads",
+    "multi_head_attention",
 ]
 
 
@@ -161,3 +164,93 @@ def softmax_jacobian(p: ArrayLike) -> np.ndarray:
     _validate.finite("p", p)
     eye = np.eye(p.shape[-1], dtype=p.dtype)
     return p[..., :, None] * eye - p[..., :, None] * p[..., None, :]  # (..., n, n)
+
+
+def split_heads(X: ArrayLike, n_heads: int) -> np.ndarray:
+    """Split features into heads: ``(batch, seq, d_model)`` → ``(batch, heads, seq, d_head)``.
+
+    Introduced in chapter 5 (multi-head attention). ``d_head = d_model // n_heads``; head ``h``
+    takes features ``h * d_head … (h + 1) * d_head - 1``. Reshape to ``(batch, seq, heads,
+    d_head)`` first, *then* swap the ``seq`` and ``heads`` axes.
+    """
+    X = _as_float("X", X)
+    if X.ndim != 3:
+        raise ValueError(f"X must have shape (batch, seq, d_model); got {X.shape}")
+    batch, seq, d_model = X.shape
+    _check_heads(d_model, n_heads)
+    return X.reshape(batch, seq, n_heads, d_model // n_heads).transpose(0, 2, 1, 3)
+
+
+def merge_heads(X: ArrayLike) -> np.ndarray:
+    """Undo :func:`split_heads`: ``(batch, heads, seq, d_head)`` → ``(batch, seq, heads * d_head)``.
+
+    Introduced in chapter 5 (multi-head attention). Swap the axes back *before* reshaping; a
+    reshape alone would interleave positions and heads.
+    """
+    X = _as_float("X", X)
+    if X.ndim != 4:
+        raise ValueError(f"X must have shape (batch, heads, seq, d_head); got {X.shape}")
+    batch, heads, seq, d_head = X.shape
+    return X.transpose(0, 2, 1, 3).reshape(batch, seq, heads * d_head)
+
+
+def _check_heads(d_model: int, n_heads: int) -> None:
+    if not isinstance(n_heads, (int, np.integer)) or n_heads < 1 or d_model % n_heads:
+        raise ValueError(
+            f"d_model={d_model} must be divisible by n_heads={n_heads} (each head gets "
+            f"d_model / n_heads features)"
+        )
+
+
+def multi_head_attention(
+    X_q: ArrayLike,
+    X_kv: ArrayLike,
+    W_q: ArrayLike,
+    W_k: ArrayLike,
+    W_v: ArrayLike,
+    W_o: ArrayLike,
+    n_heads: int,
+    mask: ArrayLike | None = None,
+    biases: tuple[ArrayLike, ArrayLike, ArrayLike, ArrayLike] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Multi-head attention in numpy (self-attention when ``X_kv is X_q``).
+
+    Introduced in chapter 5 (multi-head attention). Projections multiply on the right,
+    ``Q = X_q @ W_q`` (PyTorch's ``nn.Linear`` stores the transpose: ``W_q = linear.weight.T``).
+
+    Args:
+        X_q: queries' inputs ``(batch, seq_q, d_model)``.
+        X_kv: keys' and values' inputs ``(batch, seq_k, d_model)``.
+        W_q, W_k, W_v, W_o: ``(d_model, d_model)`` each.
+        n_heads: heads; ``d_model`` must be divisible by it.
+        mask: bool, True = may attend, broadcastable to ``(batch, heads, seq_q, seq_k)``.
+        biases: optional ``(b_q, b_k, b_v, b_o)``, each ``(d_model,)``.
+
+    Returns:
+        ``(output, weights)``: ``(batch, seq_q, d_model)`` and per-head weights
+        ``(batch, heads, seq_q, seq_k)``.
+    """
+    X_q, X_kv = _as_float("X_q", X_q), _as_float("X_kv", X_kv)
+    for name, X in (("X_q", X_q), ("X_kv", X_kv)):
+        if X.ndim != 3:
+            raise ValueError(f"{name} must have shape (batch, seq, d_model); got {X.shape}")
+    if X_q.shape[0] != X_kv.shape[0] or X_q.shape[2] != X_kv.shape[2]:
+        raise ValueError(f"X_q {X_q.shape} and X_kv {X_kv.shape} must share batch and d_model")
+    d_model = X_q.shape[-1]
+    _check_heads(d_model, n_heads)
+    weights_in = [
+        _as_float(n, W)
+        for n, W in zip("W_q W_k W_v W_o".split(), (W_q, W_k, W_v, W_o), strict=True)
+    ]
+    for name, W in zip("W_q W_k W_v W_o".split(), weights_in, strict=True):
+        if W.shape != (d_model, d_model):
+            raise ValueError(
+                f"{name} must have shape (d_model, d_model) = ({d_model}, {d_model}); got {W.shape}"
+            )
+    b_q, b_k, b_v, b_o = (np.zeros(d_model),) * 4 if biases is None else map(np.asarray, biases)
+    W_q, W_k, W_v, W_o = weights_in
+    Q = split_heads(X_q @ W_q + b_q, n_heads)  # (batch, heads, seq_q, d_head)
+    K = split_heads(X_kv @ W_k + b_k, n_heads)  # (batch, heads, seq_k, d_head)
+    V = split_heads(X_kv @ W_v + b_v, n_heads)  # (batch, heads, seq_k, d_head)
+    heads, weights = scaled_dot_product_attention(Q, K, V, mask=mask)
+    return merge_heads(heads) @ W_o + b_o, weights

@@ -132,3 +132,12 @@ def scaling_explorer(d_k: int = 64, scaled: bool = True, seq_k: int = 8, seed: i
         )
 
     return Explorer(controls, make_figure)
+
+
+# --- chapter 3: self-attention ------------------------------------------------------------
+
+
+# --- chapter 4: masking -------------------------------------------------------------------
+
+
+# --- chapter 5: multi-head attention --------------------------------------------------------

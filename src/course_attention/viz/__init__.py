@@ -1,0 +1,20 @@
+"""Plotly figures for the course, and displaying them in the book, JupyterLab and Colab.
+
+``viz.core`` holds the shared builders and the colour scheme; each chapter's own figures live in
+a module of their own and are re-exported here, so chapters just call ``viz.<figure>(...)``.
+"""
+
+from .core import *  # noqa: F403
+from .core import __all__ as _core
+from .lookup import *  # noqa: F403
+from .lookup import __all__ as _lookup
+from .masking import *  # noqa: F403
+from .masking import __all__ as _masking
+from .multi_head import *  # noqa: F403
+from .multi_head import __all__ as _multi_head
+from .scaling import *  # noqa: F403
+from .scaling import __all__ as _scaling
+from .self_attention import *  # noqa: F403
+from .self_attention import __all__ as _self_attention
+
+__all__ = [*_core, *_lookup, *_scaling, *_self_attention, *_masking, *_multi_head]

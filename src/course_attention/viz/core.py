@@ -1,0 +1,246 @@
+"""Core figure builders: heatmaps, bars, slider figures, one colour scheme, display.
+
+One colour scheme everywhere: Viridis for weights (colour-blind safe, readable in greyscale) and
+the Okabe–Ito palette for categories.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+import plotly.io as pio  # plotly's renderers: imported with the chapter, not at its first figure
+from numpy.typing import ArrayLike
+
+__all__ = [
+    "unique_labels",
+    "heatmap_trace",
+    "attention_heatmap",
+    "weight_bars",
+    "slider_figure",
+    "show",
+    "colab_html",
+    "use_colab_renderer",
+    "PALETTE",
+    "WEIGHT_SCALE",
+]
+
+#: Okabe–Ito colours, distinguishable with every common colour-vision deficiency.
+PALETTE: tuple[str, ...] = (
+    "#0072B2",
+    "#E69F00",
+    "#009E73",
+    "#CC79A7",
+    "#56B4E9",
+    "#D55E00",
+    "#F0E442",
+    "#000000",
+)
+#: Sequential scale for attention weights.
+WEIGHT_SCALE = "Viridis"
+_DIGITS = 4  # frames are stored rounded: half the page size, no visible change
+
+
+def _layout(fig: go.Figure, title: str | None, height: int = 380, **kwargs: Any) -> go.Figure:
+    fig.update_layout(
+        title=title,
+        template="plotly_white",
+        height=height,
+        margin=dict(l=60, r=20, t=60 if title else 30, b=50),
+        font=dict(size=13),
+        **kwargs,
+    )
+    return fig
+
+
+def _rounded(x: ArrayLike) -> list:
+    return np.round(np.asarray(x, dtype=float), _DIGITS).tolist()
+
+
+def unique_labels(tokens: Sequence[str]) -> list[str]:
+    """Make token labels unique by prefixing positions when a token repeats.
+
+    Plotly merges equal category labels (a 6×6 map with two "the" draws as 5×5), so
+    ``["the", "cat", "the"]`` becomes ``["0:the", "1:cat", "2:the"]``.
+    """
+    tokens = [str(t) for t in tokens]
+    if len(set(tokens)) == len(tokens):
+        return tokens
+    return [f"{i}:{t}" for i, t in enumerate(tokens)]
+
+
+def heatmap_trace(
+    weights: ArrayLike,
+    queries: Sequence[str],
+    keys: Sequence[str],
+    zmax: float = 1.0,
+    show_values: bool = True,
+) -> go.Heatmap:
+    """One heatmap trace of ``weights`` ``(seq_q, seq_k)``: query rows, key columns."""
+    w = np.asarray(weights, dtype=float)
+    if w.ndim != 2 or w.shape != (len(queries), len(keys)):
+        raise ValueError(
+            f"weights of shape {w.shape} need {w.shape[0] if w.ndim == 2 else '?'} query labels "
+            f"and {w.shape[-1]} key labels; got {len(queries)} and {len(keys)}"
+        )
+    return go.Heatmap(
+        z=_rounded(w),
+        x=unique_labels(keys),
+        y=unique_labels(queries),
+        zmin=0.0,
+        zmax=zmax,
+        colorscale=WEIGHT_SCALE,
+        colorbar=dict(title="weight"),
+        texttemplate="%{z:.2f}" if show_values else None,
+        hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>",
+    )
+
+
+def attention_heatmap(
+    weights: ArrayLike,
+    queries: Sequence[str],
+    keys: Sequence[str] | None = None,
+    title: str | None = None,
+    show_values: bool | None = None,
+) -> go.Figure:
+    """Heatmap of attention weights ``(seq_q, seq_k)``; hover shows query, key and weight.
+
+    Introduced in chapter 1. Rows are queries (top to bottom in reading order), columns keys.
+    """
+    keys = queries if keys is None else keys
+    if show_values is None:
+        show_values = len(keys) <= 12
+    fig = go.Figure(heatmap_trace(weights, queries, keys, show_values=show_values))
+    fig.update_yaxes(autorange="reversed", title="query")
+    fig.update_xaxes(title="key", side="bottom")
+    return _layout(fig, title, height=max(300, 60 + 40 * len(queries)))
+
+
+def weight_bars(weights: ArrayLike, keys: Sequence[str], title: str | None = None) -> go.Figure:
+    """Bar chart of one query's weights ``(seq_k,)`` over the keys (chapter 1)."""
+    w = np.asarray(weights, dtype=float)
+    if w.shape != (len(keys),):
+        raise ValueError(f"weights of shape {w.shape} need {w.shape} key labels; got {len(keys)}")
+    fig = go.Figure(_bars(w, keys))
+    fig.update_yaxes(range=[0, 1], title="weight")
+    return _layout(fig, title, height=320)
+
+
+def _bars(w: np.ndarray, keys: Sequence[str]) -> go.Bar:
+    return go.Bar(
+        x=unique_labels(keys),
+        y=_rounded(w),
+        marker_color=PALETTE[0],
+        text=[f"{v:.2f}" for v in w],
+        textposition="outside",
+        hovertemplate="key %{x}<br>weight %{y:.3f}<extra></extra>",
+    )
+
+
+def slider_figure(
+    make_traces: Callable[[Any], Sequence[Any]],
+    values: Sequence[Any],
+    label: str,
+    active: int = 0,
+    format_value: Callable[[Any], str] = str,
+    title: str | None = None,
+    height: int = 420,
+) -> go.Figure:
+    """A figure with a slider over precomputed frames: it works on the static website.
+
+    Introduced in chapter 1. ``make_traces(value)`` returns the traces for one slider value
+    (the same number and kinds of traces for every value); each value becomes one frame.
+    """
+    if not values:
+        raise ValueError("slider_figure needs at least one value")
+    if not 0 <= active < len(values):
+        raise ValueError(f"active={active} is not an index into {len(values)} values")
+    names = [format_value(v) for v in values]
+    frames = [
+        go.Frame(data=list(make_traces(v)), name=n) for v, n in zip(values, names, strict=True)
+    ]
+    steps = [
+        dict(
+            method="animate",
+            label=n,
+            args=[
+                [n],
+                dict(
+                    mode="immediate",
+                    frame=dict(duration=0, redraw=True),
+                    transition=dict(duration=0),
+                ),
+            ],
+        )
+        for n in names
+    ]
+    fig = go.Figure(data=frames[active].data, frames=frames)
+    fig.update_layout(
+        sliders=[
+            dict(
+                active=active,
+                steps=steps,
+                currentvalue=dict(prefix=f"{label} = "),
+                pad=dict(t=40),
+            )
+        ]
+    )
+    return _layout(fig, title, height=height)
+
+
+def show(fig: go.Figure) -> None:
+    """Display a figure with the active renderer (inside live widgets); no-op outside IPython."""
+    from IPython import get_ipython
+    from IPython.display import display
+
+    if get_ipython() is not None:
+        display(fig)
+
+
+_COLAB_TEMPLATE = """<div id="{div_id}" style="width:100%;"></div>
+<script>
+(function() {{
+  var fig = {fig_json};
+  function draw() {{
+    fig.config = {{responsive: true, displaylogo: false}};
+    Plotly.newPlot("{div_id}", fig);
+  }}
+  if (window.Plotly) {{ draw(); return; }}
+  var s = document.createElement("script");
+  s.src = "https://cdn.plot.ly/plotly-{version}.min.js";
+  s.onload = draw;
+  document.head.appendChild(s);
+}})();
+</script>"""
+
+
+def colab_html(fig: go.Figure | dict) -> str:
+    """HTML that loads plotly.js if needed, then draws ``fig`` (the Colab renderer's output)."""
+    import uuid
+
+    from plotly.offline import get_plotlyjs_version
+
+    return _COLAB_TEMPLATE.format(
+        div_id="ca-" + uuid.uuid4().hex[:12],
+        fig_json=pio.to_json(fig, validate=False),
+        version=get_plotlyjs_version(),
+    )
+
+
+def use_colab_renderer() -> None:
+    """Make plotly draw reliably in Colab, including inside ``interactive_output``.
+
+    Colab renders each output in its own frame; plotly's own ``colab`` renderer can run
+    ``Plotly.newPlot`` there before plotly.js has loaded ("Plotly is not defined"). This renderer
+    waits for the library to load, then draws. :func:`course_attention.setup` calls it in Colab.
+    """
+    from plotly.io.base_renderers import MimetypeRenderer
+
+    class ColabWaitRenderer(MimetypeRenderer):
+        def to_mimebundle(self, fig_dict: dict) -> dict:
+            return {"text/html": colab_html(fig_dict)}
+
+    pio.renderers["course_colab"] = ColabWaitRenderer()
+    pio.renderers.default = "course_colab"

@@ -1,0 +1,206 @@
+"""Figures of chapter 1: word vectors on a plane, soft look-up, temperature and query sliders."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from numpy.typing import ArrayLike
+
+from .core import (
+    _DIGITS,
+    PALETTE,
+    _bars,
+    _layout,
+    slider_figure,
+)
+
+__all__ = [
+    "word_plane",
+    "soft_lookup_traces",
+    "soft_lookup_figure",
+    "query_direction",
+    "query_direction_slider",
+    "temperature_slider",
+    "LOOKUP_KEYS",
+]
+
+
+#: Keys of the chapter-1 soft look-up figures (the words of :data:`toy.FRUIT_DICT`).
+LOOKUP_KEYS: tuple[str, ...] = ("apple", "banana", "chair")
+
+
+def _arrow_trace(
+    vectors: np.ndarray, words: Sequence[str], color: str, name: str, width: float = 2.0
+) -> go.Scatter:
+    """Arrows from the origin to each row of ``vectors`` ``(n, 2)``, labelled at the tip."""
+    x: list[float | None] = []
+    y: list[float | None] = []
+    text: list[str] = []
+    for (vx, vy), word in zip(vectors.tolist(), words, strict=True):
+        x += [0.0, round(vx, _DIGITS), None]
+        y += [0.0, round(vy, _DIGITS), None]
+        text += ["", word, ""]
+    return go.Scatter(
+        x=x,
+        y=y,
+        text=text,
+        mode="lines+markers+text",
+        textposition="top center",
+        line=dict(color=color, width=width),
+        marker=dict(size=[0, 9, 0] * len(words), color=color),
+        name=name,
+        hoverinfo="skip",
+    )
+
+
+def word_plane(
+    words: Sequence[str] | None = None,
+    query: str | None = None,
+    title: str | None = None,
+) -> go.Figure:
+    """The 2-D toy word vectors of :data:`toy.WORD_VECTORS` drawn as arrows on the plane.
+
+    Introduced in chapter 1. ``words`` defaults to the whole vocabulary; ``query`` (one of the
+    words) is drawn in a second colour, and hovering a word shows its dot product with it.
+    """
+    from .. import toy
+
+    words = list(toy.WORD_VECTORS) if words is None else list(words)
+    others = [w for w in words if w != query]
+    fig = go.Figure(_arrow_trace(toy.word_matrix(others), others, PALETTE[0], "word"))
+    if query is not None:
+        q = toy.word_matrix([query])
+        fig.add_trace(_arrow_trace(q, [query], PALETTE[5], "query", width=4.0))
+        dots = toy.word_matrix(others) @ q[0]  # (n_words,)
+        fig.data[0].hovertext = [s for d in dots.tolist() for s in ("", f"q·k = {d:.2f}", "")]
+        fig.data[0].hoverinfo = "text"
+    fig.update_xaxes(title=toy.WORD_FEATURES[0], range=[-1.0, 1.3], zeroline=True)
+    fig.update_yaxes(title=toy.WORD_FEATURES[1], range=[-0.6, 1.3], zeroline=True, scaleanchor="x")
+    return _layout(fig, title, height=420, showlegend=False)
+
+
+def soft_lookup_traces(
+    query: ArrayLike,
+    temperature: float = 1.0,
+    keys: Sequence[str] = LOOKUP_KEYS,
+    query_label: str = "query",
+) -> list[go.Scatter | go.Bar]:
+    """The traces of one soft look-up: key and query arrows, weights, the looked-up value.
+
+    Introduced in chapter 1. ``query`` is a 2-D vector ``(2,)``; the keys are words of
+    :data:`toy.WORD_VECTORS` and :data:`toy.FRUIT_DICT`. The weights are
+    ``softmax(K q / temperature)`` ``(n_keys,)`` and the value is ``weights @ values``.
+    Lay them out with :func:`soft_lookup_figure` (or :func:`slider_figure` + its layout).
+    """
+    from .. import numpy_ref, toy
+
+    q = np.asarray(query, dtype=float)
+    if q.shape != (2,):
+        raise ValueError(f"query must be a 2-D vector of shape (2,); got shape {q.shape}")
+    K = toy.word_matrix(list(keys))  # (n_keys, 2)
+    values = np.array([toy.FRUIT_DICT[k] for k in keys], dtype=float)  # (n_keys,)
+    weights = numpy_ref.softmax(K @ q, temperature=temperature)  # (n_keys,)
+    looked_up = float(weights @ values)
+    bars = _bars(weights, keys)
+    bars.update(xaxis="x2", yaxis="y2")
+    result = go.Bar(
+        x=["soft look-up"],
+        y=[round(looked_up, _DIGITS)],
+        text=[f"{looked_up:.2f}"],
+        textposition="outside",
+        marker_color=PALETTE[2],
+        xaxis="x3",
+        yaxis="y3",
+        hovertemplate="Σ weight × value = %{y:.3f}<extra></extra>",
+    )
+    return [
+        _arrow_trace(K, list(keys), PALETTE[0], "keys"),
+        _arrow_trace(q[None, :], [query_label], PALETTE[5], "query", width=4.0),
+        bars,
+        result,
+    ]
+
+
+def _soft_lookup_layout(fig: go.Figure, title: str | None, keys: Sequence[str]) -> go.Figure:
+    from .. import toy
+
+    top = 1.25 * max(toy.FRUIT_DICT[k] for k in keys)
+    fig.update_layout(
+        xaxis=dict(domain=[0.0, 0.36], range=[-1.3, 1.3], title=toy.WORD_FEATURES[0]),
+        yaxis=dict(range=[-1.3, 1.3], title=toy.WORD_FEATURES[1], scaleanchor="x"),
+        xaxis2=dict(domain=[0.46, 0.82], anchor="y2"),
+        yaxis2=dict(range=[0, 1.15], title="weight", anchor="x2"),
+        xaxis3=dict(domain=[0.9, 1.0], anchor="y3"),
+        yaxis3=dict(range=[0, top], title="value", anchor="x3", side="right"),
+        showlegend=False,
+    )
+    return _layout(fig, title, height=430)
+
+
+def soft_lookup_figure(
+    query: ArrayLike,
+    temperature: float = 1.0,
+    keys: Sequence[str] = LOOKUP_KEYS,
+    title: str | None = None,
+) -> go.Figure:
+    """One soft look-up in three panels: the plane, the weights, the looked-up value.
+
+    Introduced in chapter 1. ``query`` ``(2,)``; see :func:`soft_lookup_traces`.
+    """
+    fig = go.Figure(soft_lookup_traces(query, temperature, keys))
+    return _soft_lookup_layout(fig, title, keys)
+
+
+def query_direction(angle_deg: float, length: float = 1.0) -> np.ndarray:
+    """The 2-D query ``(2,)`` pointing ``angle_deg`` degrees from the first feature axis."""
+    angle = np.deg2rad(angle_deg)
+    return length * np.array([np.cos(angle), np.sin(angle)])
+
+
+def query_direction_slider(
+    angles: Sequence[float] = tuple(range(-30, 181, 15)),
+    temperature: float = 0.3,
+    keys: Sequence[str] = LOOKUP_KEYS,
+    title: str | None = None,
+) -> go.Figure:
+    """Slider over the direction of a unit query: how the weights and the value follow it.
+
+    Introduced in chapter 1. One frame per angle in degrees (``len(angles)`` frames).
+    """
+    values = list(angles)
+    fig = slider_figure(
+        lambda a: soft_lookup_traces(query_direction(a), temperature, keys),
+        values,
+        label="query angle",
+        active=min(range(len(values)), key=lambda i: abs(values[i])) if values else 0,
+        format_value=lambda a: f"{a:g}°",
+        title=title,
+    )
+    return _soft_lookup_layout(fig, title, keys)
+
+
+def temperature_slider(
+    query: str = "fruit",
+    temperatures: Sequence[float] = (0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 2.0, 5.0, 20.0),
+    keys: Sequence[str] = LOOKUP_KEYS,
+    title: str | None = None,
+) -> go.Figure:
+    """Slider over the softmax temperature for the query word ``query`` (chapter 1).
+
+    One frame per temperature; each shows the weights ``(n_keys,)`` and the looked-up value.
+    """
+    from .. import toy
+
+    q = toy.word_matrix([query])[0]  # (2,)
+    values = list(temperatures)
+    fig = slider_figure(
+        lambda t: soft_lookup_traces(q, t, keys, query_label=query),
+        values,
+        label="temperature",
+        active=min(range(len(values)), key=lambda i: abs(values[i] - 1.0)) if values else 0,
+        format_value=lambda t: f"{t:g}",
+        title=title,
+    )
+    return _soft_lookup_layout(fig, title, keys)

@@ -1,0 +1,212 @@
+"""Figures of chapter 2: score variance, softmax saturation, Jacobian norms, the d_k slider."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+from numpy.typing import ArrayLike
+
+from .core import (
+    _DIGITS,
+    PALETTE,
+    _layout,
+    _rounded,
+    slider_figure,
+    weight_bars,
+)
+
+__all__ = [
+    "variance_figure",
+    "saturation_figure",
+    "jacobian_norm_figure",
+    "scaling_slider",
+    "scaling_bars_figure",
+]
+
+
+_RUN_COLORS: tuple[str, ...] = (PALETTE[5], PALETTE[0], PALETTE[2], PALETTE[3])
+
+
+def _dk_axis(fig: go.Figure, d_ks: Sequence[float]) -> None:
+    """A logarithmic x axis with one tick per measured width ``d_k``."""
+    ticks = [float(d) for d in d_ks]
+    fig.update_xaxes(type="log", title="d_k", tickvals=ticks, ticktext=[f"{d:g}" for d in ticks])
+
+
+def _check_runs(runs: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    items = list(runs.items())
+    if not items or len(items) > len(_RUN_COLORS):
+        raise ValueError(f"need 1 to {len(_RUN_COLORS)} runs to compare; got {len(items)}")
+    return items
+
+
+def variance_figure(
+    d_ks: Sequence[int],
+    unscaled: ArrayLike,
+    scaled: ArrayLike,
+    title: str | None = None,
+) -> go.Figure:
+    """Measured variance of ``q · k`` against ``d_k`` on log–log axes, unscaled and scaled.
+
+    Introduced in chapter 2. ``d_ks``, ``unscaled`` and ``scaled`` are ``(n_widths,)``; dashed
+    guides show ``variance = d_k`` and ``variance = 1``.
+    """
+    x = np.asarray(d_ks, dtype=float)
+    curves = {"q·k": unscaled, "q·k / √d_k": scaled}
+    fig = go.Figure()
+    for (name, y), color in zip(curves.items(), _RUN_COLORS, strict=False):
+        y = np.asarray(y, dtype=float)
+        if y.shape != x.shape:
+            raise ValueError(f"{name}: {y.shape} values for {x.shape} widths d_k")
+        fig.add_trace(
+            go.Scatter(
+                x=x.tolist(),
+                y=_rounded(y),
+                name=name,
+                mode="lines+markers",
+                line=dict(color=color),
+                hovertemplate="d_k %{x}<br>variance %{y:.3f}<extra></extra>",
+            )
+        )
+    for name, y in (("variance = d_k", x), ("variance = 1", np.ones_like(x))):
+        fig.add_trace(
+            go.Scatter(
+                x=x.tolist(),
+                y=y.tolist(),
+                name=name,
+                mode="lines",
+                line=dict(color="grey", dash="dash", width=1),
+                hoverinfo="skip",
+            )
+        )
+    _dk_axis(fig, x.tolist())
+    fig.update_yaxes(type="log", title="variance of the score")
+    return _layout(fig, title)
+
+
+def saturation_figure(runs: Mapping[str, Any], title: str | None = None) -> go.Figure:
+    """Largest weight and entropy of the softmax against ``d_k``, one curve per run.
+
+    Introduced in chapter 2. ``runs`` maps a legend name to a
+    :class:`course_attention.experiments.ScalingStats` (fields ``(n_widths,)``); a dashed line
+    marks the entropy of uniform weights, ``log(seq_k)``.
+    """
+    from plotly.subplots import make_subplots
+
+    items = _check_runs(runs)
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("largest weight", "entropy (nats)"))
+    for (name, stats), color in zip(items, _RUN_COLORS, strict=False):
+        x = np.asarray(stats.d_k, dtype=float).tolist()
+        for col, y in ((1, stats.max_weight), (2, stats.entropy)):
+            fig.add_trace(
+                go.Scatter(
+                    x=x,
+                    y=_rounded(y),
+                    name=name,
+                    legendgroup=name,
+                    showlegend=col == 1,
+                    mode="lines+markers",
+                    line=dict(color=color),
+                    hovertemplate="d_k %{x}<br>%{y:.3f}<extra>" + name + "</extra>",
+                ),
+                row=1,
+                col=col,
+            )
+    stats = items[0][1]
+    uniform = float(np.log(stats.seq_k))
+    fig.add_trace(
+        go.Scatter(
+            x=[float(stats.d_k[0]), float(stats.d_k[-1])],
+            y=[round(uniform, _DIGITS)] * 2,
+            name=f"uniform over {stats.seq_k} keys",
+            mode="lines",
+            line=dict(color="grey", dash="dash", width=1),
+            hoverinfo="skip",
+        ),
+        row=1,
+        col=2,
+    )
+    _dk_axis(fig, stats.d_k.tolist())
+    fig.update_yaxes(range=[0, 1.02], row=1, col=1)
+    fig.update_yaxes(range=[0, uniform * 1.08], row=1, col=2)
+    return _layout(fig, title, height=400)
+
+
+def jacobian_norm_figure(runs: Mapping[str, Any], title: str | None = None) -> go.Figure:
+    """Frobenius norm of the softmax Jacobian ``diag(p) − p pᵀ`` against ``d_k``, per run.
+
+    Introduced in chapter 2. ``runs`` maps a legend name to a
+    :class:`course_attention.experiments.ScalingStats`; the y axis is logarithmic.
+    """
+    fig = go.Figure()
+    for (name, stats), color in zip(_check_runs(runs), _RUN_COLORS, strict=False):
+        fig.add_trace(
+            go.Scatter(
+                x=np.asarray(stats.d_k, dtype=float).tolist(),
+                y=_rounded(stats.jacobian_norm),
+                name=name,
+                mode="lines+markers",
+                line=dict(color=color),
+                hovertemplate="d_k %{x}<br>‖J‖ %{y:.4f}<extra>" + name + "</extra>",
+            )
+        )
+    _dk_axis(fig, stats.d_k.tolist())
+    fig.update_yaxes(type="log", title="‖diag(p) − p pᵀ‖ (Frobenius)")
+    return _layout(fig, title)
+
+
+def _scaling_bars(weights: np.ndarray, keys: Sequence[str], name: str, color: str) -> go.Bar:
+    return go.Bar(
+        x=list(keys),
+        y=_rounded(weights),
+        name=name,
+        marker_color=color,
+        hovertemplate="key %{x}<br>weight %{y:.3f}<extra>" + name + "</extra>",
+    )
+
+
+def scaling_slider(
+    d_ks: Sequence[int] | None = None,
+    seq_k: int = 8,
+    seed: int = 0,
+    title: str | None = None,
+) -> go.Figure:
+    """Slider over ``d_k``: one query's weights over ``seq_k`` keys, unscaled beside scaled.
+
+    Introduced in chapter 2. Every frame holds two bar traces ``(seq_k,)``: the weights of
+    softmax(q·k) and of softmax(q·k / √d_k), computed by
+    :func:`course_attention.experiments.weights_by_width` (the same query and keys throughout).
+    """
+    from .. import experiments
+
+    values = list(experiments.DK_VALUES if d_ks is None else d_ks)
+    unscaled = experiments.weights_by_width(values, exponent=0.0, seq_k=seq_k, seed=seed)
+    scaled = experiments.weights_by_width(values, exponent=0.5, seq_k=seq_k, seed=seed)
+    keys = [f"k{j}" for j in range(seq_k)]
+    index = {d: i for i, d in enumerate(values)}
+
+    def traces(d: int) -> list[go.Bar]:
+        i = index[d]
+        return [
+            _scaling_bars(unscaled[i], keys, "softmax(q·k)", _RUN_COLORS[0]),
+            _scaling_bars(scaled[i], keys, "softmax(q·k / √d_k)", _RUN_COLORS[1]),
+        ]
+
+    fig = slider_figure(traces, values, label="d_k", format_value=str, title=title)
+    fig.update_layout(barmode="group", legend=dict(orientation="h", y=1.08, x=0))
+    fig.update_yaxes(range=[0, 1.05], title="weight")
+    fig.update_xaxes(title="key")
+    return fig
+
+
+def scaling_bars_figure(weights: ArrayLike, title: str | None = None) -> go.Figure:
+    """Bar chart of one query's weights ``(seq_k,)`` over keys ``k0 … k{seq_k-1}`` (chapter 2)."""
+    w = np.asarray(weights, dtype=float)
+    if w.ndim != 1:
+        raise ValueError(f"weights must be 1-D (seq_k,); got shape {w.shape}")
+    fig = weight_bars(w, [f"k{j}" for j in range(len(w))], title=title)
+    fig.update_yaxes(range=[0, 1.1])
+    return fig
