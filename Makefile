@@ -64,6 +64,7 @@ browser: install chromium
 	$(BIN)/pytest -q -x -m browser
 
 lab: install
+	$(BIN)/python -m pip install --quiet -e ".[lab]"
 	$(BIN)/jupyter lab chapters/
 
 serve:

@@ -8,6 +8,8 @@ build the figure), which is what a slider waits for in JupyterLab and Colab.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import statistics
 import sys
 import time
@@ -22,14 +24,16 @@ from course_attention import widgets  # noqa: E402
 def main(repeat: int = 15) -> None:
     print(f"{'explorer':28} {'control':14} {'median ms':>10} {'max ms':>8}")
     for name, factory in sorted(widgets.EXPLORERS.items()):
-        explorer = factory()
+        with contextlib.redirect_stdout(io.StringIO()):
+            explorer = factory()
         for label, control in explorer.controls.items():
             values = [control.value, _other_value(control)]
             times = []
             for i in range(repeat):
-                start = time.perf_counter()
-                control.value = values[(i + 1) % 2]
-                times.append((time.perf_counter() - start) * 1000)
+                with contextlib.redirect_stdout(io.StringIO()):  # clear_output's escape codes
+                    start = time.perf_counter()
+                    control.value = values[(i + 1) % 2]
+                    times.append((time.perf_counter() - start) * 1000)
             print(f"{name:28} {label:14} {statistics.median(times):10.1f} {max(times):8.1f}")
 
 

@@ -288,7 +288,263 @@ _register(
 # --- chapter 3: self-attention ------------------------------------------------------------
 
 
+def _self_attention_reference(
+    X: np.ndarray, W_q: np.ndarray, W_k: np.ndarray, W_v: np.ndarray
+) -> np.ndarray:
+    from . import numpy_ref
+
+    return numpy_ref.scaled_dot_product_attention(X @ W_q, X @ W_k, X @ W_v)[0]  # (seq, d_v)
+
+
+def _self_attention_cases() -> list[tuple]:
+    from . import toy
+
+    s = toy.it_sentence("wide")
+    rng = _rng(31)
+    return [
+        (s.X, s.W_q, s.W_k, s.W_v),
+        (
+            rng.normal(size=(5, 4)),
+            rng.normal(size=(4, 3)),
+            rng.normal(size=(4, 3)),
+            rng.normal(size=(4, 2)),
+        ),
+        (
+            rng.normal(size=(6, 8)),
+            rng.normal(size=(8, 16)),
+            rng.normal(size=(8, 16)),
+            rng.normal(size=(8, 8)),
+        ),
+    ]
+
+
+def _weight_bytes_reference(seq: int, batch: int, n_heads: int, bytes_per_number: int) -> int:
+    return batch * n_heads * seq * seq * bytes_per_number
+
+
+def _unpermute_reference(Y: np.ndarray, perm: np.ndarray) -> np.ndarray:
+    return Y[np.argsort(perm)]  # (seq, d_v)
+
+
+def _unpermute_cases() -> list[tuple]:
+    rng = _rng(33)
+    return [
+        (rng.normal(size=(3, 2)), np.array([1, 2, 0])),  # not its own inverse: Y[perm] fails
+        (rng.normal(size=(5, 4)), np.array([4, 0, 3, 1, 2])),
+        (rng.normal(size=(6, 3)), rng.permutation(6)),
+    ]
+
+
+_register(
+    Exercise(
+        id="self-attention-1",
+        title="self-attention from X and three weight matrices",
+        reference=_self_attention_reference,
+        cases=_self_attention_cases,
+        hint=(
+            "project first: Q = X @ W_q, K = X @ W_k, V = X @ W_v (shapes (seq, d_k), (seq, d_k), "
+            "(seq, d_v)); then softmax(Q Kᵀ / √d_k) V with d_k = W_k.shape[1], the width of the "
+            "keys — not d_model, the width of X."
+        ),
+    )
+)
+
+_register(
+    Exercise(
+        id="self-attention-2",
+        title="the memory of the attention weights",
+        reference=_weight_bytes_reference,
+        cases=lambda: [(1024, 1, 1, 4), (4096, 8, 16, 2), (100, 3, 12, 4), (7, 2, 1, 8)],
+        hint=(
+            "the weights have shape (batch, n_heads, seq, seq): multiply the four sizes, with seq "
+            "twice, and the bytes per number."
+        ),
+    )
+)
+
+_register(
+    Exercise(
+        id="self-attention-3",
+        title="undo a permutation of the outputs",
+        reference=_unpermute_reference,
+        cases=_unpermute_cases,
+        hint=(
+            "row i of Y belongs to the original token perm[i]. You need the inverse "
+            "permutation, np.argsort(perm): Y[np.argsort(perm)]. Y[perm] permutes a second time."
+        ),
+    )
+)
+
+
 # --- chapter 4: masking -------------------------------------------------------------------
 
 
+def _padding_mask_reference(lengths: np.ndarray, seq_len: int) -> np.ndarray:
+    from . import numpy_ref
+
+    return numpy_ref.padding_mask(lengths, seq_len)  # (batch, 1, seq_len) bool
+
+
+def _padding_mask_cases() -> list[tuple]:
+    return [
+        (np.array([3, 1, 4]), 4),
+        (np.array([2]), 5),
+        (np.array([0, 6, 2, 5]), 6),  # an empty sentence: a row of False
+    ]
+
+
+def _masked_weights_reference(scores: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    from . import numpy_ref
+
+    return numpy_ref.softmax(np.where(mask, scores, -np.inf))  # all-hidden rows: zeros
+
+
+def _masked_weights_cases() -> list[tuple]:
+    rng = _rng(41)
+    causal = np.tril(np.ones((4, 4), dtype=bool))
+    empty_row = np.array([[True, False, True], [False, False, False]])
+    return [
+        (rng.normal(size=(4, 4)), causal),
+        (rng.normal(size=(2, 3)) * 100, empty_row),  # large scores and a fully hidden row
+        (rng.normal(size=(2, 3, 5)), rng.normal(size=(2, 1, 5)) > -0.3),  # broadcast mask
+    ]
+
+
+def _masked_mean_reference(losses: np.ndarray, lengths: np.ndarray) -> float:
+    real = np.arange(losses.shape[1])[None, :] < lengths[:, None]  # (batch, seq)
+    return float(losses[real].mean())
+
+
+def _masked_mean_cases() -> list[tuple]:
+    rng = _rng(42)
+    return [
+        (rng.uniform(0, 3, size=(3, 5)), np.array([5, 2, 3])),
+        (rng.uniform(0, 3, size=(2, 4)), np.array([4, 4])),  # no padding at all
+        (rng.uniform(0, 3, size=(4, 6)), np.array([1, 6, 3, 2])),
+    ]
+
+
+_register(
+    Exercise(
+        id="masking-1",
+        title="a key-padding mask from lengths",
+        reference=_padding_mask_reference,
+        cases=_padding_mask_cases,
+        hint=(
+            "compare positions with lengths: np.arange(seq_len)[None, :] < lengths[:, None] is "
+            "(batch, seq_len), True at real tokens; add an axis in the middle with [:, None, :] "
+            "so the mask broadcasts over the queries."
+        ),
+    )
+)
+
+_register(
+    Exercise(
+        id="masking-2",
+        title="masked softmax without NaN",
+        reference=_masked_weights_reference,
+        cases=_masked_weights_cases,
+        hint=(
+            "hidden entries must get weight exactly 0, and a row in which every key is hidden "
+            "must be all zeros, not NaN and not uniform. Replace hidden scores by the row "
+            "maximum of the allowed ones before np.exp, then multiply by the mask and divide "
+            "only where the row sum is positive (np.divide(..., where=total > 0))."
+        ),
+    )
+)
+
+_register(
+    Exercise(
+        id="masking-3",
+        title="a loss that ignores padded positions",
+        reference=_masked_mean_reference,
+        cases=_masked_mean_cases,
+        hint=(
+            "outputs at padded query positions are garbage: leave them out. Build the "
+            "(batch, seq) mask of real positions from lengths and average losses[mask] only, "
+            "not losses.mean() over every position."
+        ),
+    )
+)
+
+
 # --- chapter 5: multi-head attention --------------------------------------------------------
+
+
+def _split_heads_reference(X: np.ndarray, n_heads: int) -> np.ndarray:
+    from . import numpy_ref
+
+    return numpy_ref.split_heads(X, n_heads)  # (batch, heads, seq, d_head)
+
+
+def _split_heads_cases() -> list[tuple]:
+    rng = _rng(51)
+    return [
+        (rng.normal(size=(1, 3, 4)), 2),
+        (rng.normal(size=(2, 5, 12)), 3),
+        (rng.normal(size=(2, 4, 16)), 4),  # seq = heads = d_head: a plain reshape fits the shape
+        (rng.normal(size=(3, 2, 6)), 1),
+    ]
+
+
+def _merge_heads_reference(H: np.ndarray) -> np.ndarray:
+    from . import numpy_ref
+
+    return numpy_ref.merge_heads(H)  # (batch, seq, heads * d_head)
+
+
+def _merge_heads_cases() -> list[tuple]:
+    rng = _rng(52)
+    return [
+        (rng.normal(size=(1, 2, 3, 2)),),
+        (rng.normal(size=(2, 3, 5, 4)),),
+        (rng.normal(size=(2, 4, 4, 4)),),  # seq = heads = d_head: a plain reshape fits the shape
+    ]
+
+
+def _multiply_adds_reference(seq: int, d_model: int, n_heads: int) -> int:
+    from . import experiments
+
+    return sum(experiments.multi_head_multiply_adds(seq, d_model, n_heads).values())
+
+
+_register(
+    Exercise(
+        id="multi-head-1",
+        title="split the features into heads",
+        reference=_split_heads_reference,
+        cases=_split_heads_cases,
+        hint=(
+            "reshape (batch, seq, d_model) to (batch, seq, n_heads, d_model // n_heads) first, "
+            "then swap the seq and heads axes with .transpose(0, 2, 1, 3). Reshaping straight to "
+            "(batch, n_heads, seq, d_head) gives the right shape but mixes positions into heads."
+        ),
+    )
+)
+
+_register(
+    Exercise(
+        id="multi-head-2",
+        title="merge the heads back",
+        reference=_merge_heads_reference,
+        cases=_merge_heads_cases,
+        hint=(
+            "swap the heads and seq axes back first, .transpose(0, 2, 1, 3), giving "
+            "(batch, seq, heads, d_head), then reshape to (batch, seq, heads * d_head)."
+        ),
+    )
+)
+
+_register(
+    Exercise(
+        id="multi-head-3",
+        title="multiply-adds of multi-head self-attention",
+        reference=_multiply_adds_reference,
+        cases=lambda: [(4, 8, 2), (10, 64, 8), (128, 512, 1), (128, 512, 16), (1, 6, 3)],
+        hint=(
+            "(m, k) @ (k, n) costs m·k·n multiply-adds. Count the four projections "
+            "(seq, d) @ (d, d), then per head the scores (seq, d/h) @ (d/h, seq) and the "
+            "weighted sum (seq, seq) @ (seq, d/h), times n_heads heads."
+        ),
+    )
+)

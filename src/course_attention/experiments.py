@@ -7,8 +7,10 @@ are reproducible from ``seed`` and fast enough to run while a chapter executes.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -21,6 +23,12 @@ __all__ = [
     "ScalingStats",
     "scaling_statistics",
     "weights_by_width",
+    "SEQ_LENGTHS",
+    "recurrence",
+    "path_length",
+    "RecurrenceTiming",
+    "time_recurrence_and_attention",
+    "attention_weight_bytes",
 ]
 
 #: The widths ``d_k`` the chapter sweeps over: 1, 2, 4, …, 1024.
@@ -176,7 +184,226 @@ def weights_by_width(
 # --- chapter 3: self-attention ------------------------------------------------------------
 
 
+#: The sequence lengths of the chapter-3 recurrence-versus-attention measurement.
+SEQ_LENGTHS: tuple[int, ...] = (8, 16, 32, 64, 128, 256)
+
+
+def recurrence(X: np.ndarray, W_h: np.ndarray, W_x: np.ndarray) -> tuple[np.ndarray, int]:
+    """A plain recurrent layer ``h_t = tanh(h_{t-1} W_h + x_t W_x)``, one token after another.
+
+    Introduced in chapter 3. ``X`` ``(seq, d)``, ``W_h`` ``(d_h, d_h)``, ``W_x`` ``(d, d_h)``.
+
+    Returns:
+        ``(H, steps)``: hidden states ``(seq, d_h)`` and the number of dependent steps taken
+        (each step needs the previous one's result, so ``steps = seq``).
+    """
+    if X.ndim != 2 or W_x.shape[0] != X.shape[1] or W_h.shape != (W_x.shape[1],) * 2:
+        raise ValueError(
+            f"need X (seq, d), W_x (d, d_h), W_h (d_h, d_h); got X {X.shape}, "
+            f"W_x {W_x.shape}, W_h {W_h.shape}"
+        )
+    h = np.zeros(W_h.shape[0])  # (d_h,)
+    H = np.empty((X.shape[0], W_h.shape[0]))  # (seq, d_h)
+    steps = 0
+    for t in range(X.shape[0]):
+        h = np.tanh(h @ W_h + X[t] @ W_x)  # needs h from step t - 1
+        H[t] = h
+        steps += 1
+    return H, steps
+
+
+def path_length(seq: int, kind: str) -> int:
+    """Largest number of layer operations between two of ``seq`` tokens (chapter 3).
+
+    A recurrent layer carries token 0 to token ``seq - 1`` through ``seq - 1`` hidden states;
+    self-attention connects every pair of tokens directly, in 1 step.
+    """
+    _check_count("seq", seq)
+    if kind not in ("recurrence", "attention"):
+        raise ValueError(f"kind must be 'recurrence' or 'attention'; got {kind!r}")
+    return seq - 1 if kind == "recurrence" else 1
+
+
+@dataclass(frozen=True)
+class RecurrenceTiming:
+    """Recurrence against self-attention as the sequence grows (chapter 3).
+
+    All arrays have shape ``(n_lengths,)``; times are the best of ``repeats`` runs, in seconds.
+    """
+
+    seq: np.ndarray  #: sequence lengths
+    recurrence_steps: np.ndarray  #: dependent steps of the recurrent layer (counted)
+    attention_steps: np.ndarray  #: dependent steps of self-attention: one set of matrix products
+    recurrence_seconds: np.ndarray
+    attention_seconds: np.ndarray
+
+
+def time_recurrence_and_attention(
+    seqs: Sequence[int] = SEQ_LENGTHS, d: int = 32, repeats: int = 3, seed: int = 0
+) -> RecurrenceTiming:
+    """Time a recurrent layer and one self-attention layer on the same ``(seq, d)`` inputs.
+
+    Introduced in chapter 3. Both use square ``(d, d)`` weights; self-attention runs
+    :func:`course_attention.numpy_ref.scaled_dot_product_attention` on ``X W_q, X W_k, X W_v``.
+    The whole default measurement takes well under half a second.
+    """
+    import time
+
+    widths = _check_widths(seqs)
+    _check_count("d", d)
+    _check_count("repeats", repeats)
+    rng = np.random.default_rng(seed)
+    W_h, W_x, W_q, W_k, W_v = rng.standard_normal((5, d, d)) / np.sqrt(d)  # (d, d) each
+    fields: dict[str, list[float]] = {"rs": [], "as": [], "rt": [], "at": []}
+    for seq in widths:
+        X = rng.standard_normal((int(seq), d))  # (seq, d)
+        best_r = best_a = np.inf
+        for _ in range(repeats):
+            start = time.perf_counter()
+            _, steps = recurrence(X, W_h, W_x)
+            best_r = min(best_r, time.perf_counter() - start)
+            start = time.perf_counter()
+            ref.scaled_dot_product_attention(X @ W_q, X @ W_k, X @ W_v)
+            best_a = min(best_a, time.perf_counter() - start)
+        fields["rs"].append(steps)
+        fields["as"].append(1)
+        fields["rt"].append(best_r)
+        fields["at"].append(best_a)
+    return RecurrenceTiming(
+        seq=widths.copy(),
+        recurrence_steps=np.array(fields["rs"]),
+        attention_steps=np.array(fields["as"]),
+        recurrence_seconds=np.array(fields["rt"]),
+        attention_seconds=np.array(fields["at"]),
+    )
+
+
+def attention_weight_bytes(
+    seq: int, batch: int = 1, n_heads: int = 1, dtype: np.dtype | type = np.float32
+) -> int:
+    """Bytes of the attention weights ``(batch, n_heads, seq, seq)`` (chapter 3).
+
+    They grow with ``seq²``: double the sequence, four times the memory.
+    """
+    for name, value in (("seq", seq), ("batch", batch), ("n_heads", n_heads)):
+        _check_count(name, value)
+    return int(batch * n_heads * seq * seq * np.dtype(dtype).itemsize)
+
+
 # --- chapter 4: masking -------------------------------------------------------------------
 
 
 # --- chapter 5: multi-head attention --------------------------------------------------------
+
+__all__ += [
+    "ShapeStep",
+    "trace_multi_head_shapes",
+    "matmul_multiply_adds",
+    "multi_head_multiply_adds",
+]
+
+
+class ShapeStep(NamedTuple):
+    """One recorded step of :func:`trace_multi_head_shapes` (chapter 5).
+
+    ``step`` says what was done, ``dims`` names the axes, e.g. ``"(N, h, T, d/h)"``, and
+    ``shape`` is the actual shape of the array that step produced.
+    """
+
+    step: str
+    dims: str
+    shape: tuple[int, ...]
+
+
+def trace_multi_head_shapes(
+    X: np.ndarray,
+    W_q: np.ndarray,
+    W_k: np.ndarray,
+    W_v: np.ndarray,
+    W_o: np.ndarray,
+    n_heads: int,
+) -> tuple[list[ShapeStep], np.ndarray]:
+    """Run multi-head self-attention step by step, recording every array's shape.
+
+    Introduced in chapter 5. ``X`` is ``(N, T, d)``; the projections are ``(d, d)`` and multiply
+    on the right, as in :func:`course_attention.numpy_ref.multi_head_attention` (no biases). The
+    recorded shapes are read from the arrays the computation really produced.
+
+    Returns:
+        ``(steps, output)``: the steps of the queries' path (keys and values follow the same
+        path), and the output ``(N, T, d)``.
+    """
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 3:
+        raise ValueError(f"X must have shape (N, T, d); got {X.shape}")
+    N, T, d = X.shape
+    if not isinstance(n_heads, (int, np.integer)) or n_heads < 1 or d % n_heads:
+        raise ValueError(f"d_model={d} must be divisible by n_heads={n_heads}")
+    for name, W in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v), ("W_o", W_o)):
+        if np.shape(W) != (d, d):
+            raise ValueError(f"{name} must have shape ({d}, {d}); got {np.shape(W)}")
+    h, d_head = int(n_heads), d // n_heads
+    steps: list[ShapeStep] = []
+
+    def record(step: str, dims: str, x: np.ndarray) -> np.ndarray:
+        steps.append(ShapeStep(step, dims, tuple(int(n) for n in x.shape)))
+        return x
+
+    def split(Y: np.ndarray, log: bool) -> np.ndarray:
+        Y4 = Y.reshape(N, T, h, d_head)  # (N, T, h, d/h)
+        if log:
+            record("reshape: cut d into h heads", "(N, T, h, d/h)", Y4)
+        Yh = Y4.transpose(0, 2, 1, 3)  # (N, h, T, d/h)
+        return record("transpose: heads before positions", "(N, h, T, d/h)", Yh) if log else Yh
+
+    record("input X", "(N, T, d)", X)
+    Q = split(record("project: Q = X W_q", "(N, T, d)", X @ W_q), log=True)
+    K, V = split(X @ W_k, log=False), split(X @ W_v, log=False)
+    scores = record(
+        "scores: Q Kᵀ / √(d/h)", "(N, h, T, T)", Q @ K.swapaxes(-1, -2) / np.sqrt(d_head)
+    )
+    weights = record("softmax over the keys", "(N, h, T, T)", ref.softmax(scores))
+    heads = record("weights V: one output per head", "(N, h, T, d/h)", weights @ V)
+    back = record("transpose back", "(N, T, h, d/h)", heads.transpose(0, 2, 1, 3))
+    merged = record("reshape: concatenate the heads", "(N, T, d)", back.reshape(N, T, d))
+    output = record("output projection: merged W_o", "(N, T, d)", merged @ W_o)
+    return steps, output
+
+
+def matmul_multiply_adds(a_shape: Sequence[int], b_shape: Sequence[int]) -> int:
+    """Multiply-adds of ``a @ b`` for shapes ``(..., m, k) @ (..., k, n)``.
+
+    Introduced in chapter 5. Each of the ``m · n`` outputs of every (broadcast) batch entry
+    needs ``k`` multiply-adds.
+    """
+    a, b = tuple(int(n) for n in a_shape), tuple(int(n) for n in b_shape)
+    if len(a) < 2 or len(b) < 2 or a[-1] != b[-2]:
+        raise ValueError(f"cannot multiply shapes {a} @ {b}: need (..., m, k) @ (..., k, n)")
+    batch = np.broadcast_shapes(a[:-2], b[:-2])
+    return math.prod(batch) * a[-2] * a[-1] * b[-1]
+
+
+def multi_head_multiply_adds(
+    seq: int, d_model: int, n_heads: int, batch: int = 1
+) -> dict[str, int]:
+    """Multiply-adds of one multi-head self-attention layer, per matrix product.
+
+    Introduced in chapter 5. Counts the products on the shapes the computation uses:
+    projections ``(batch, seq, d_model) @ (d_model, d_model)``, scores ``(batch, h, seq, d/h) @
+    (batch, h, d/h, seq)`` and the weighted sum ``(batch, h, seq, seq) @ (batch, h, seq, d/h)``.
+
+    Returns:
+        ``{"Q, K, V projections", "scores Q Kᵀ", "weights V", "output projection"}`` → count.
+    """
+    for name, value in (("seq", seq), ("d_model", d_model), ("n_heads", n_heads), ("batch", batch)):
+        _check_count(name, value)
+    if d_model % n_heads:
+        raise ValueError(f"d_model={d_model} must be divisible by n_heads={n_heads}")
+    h, d_head = n_heads, d_model // n_heads
+    projection = matmul_multiply_adds((batch, seq, d_model), (d_model, d_model))
+    return {
+        "Q, K, V projections": 3 * projection,
+        "scores Q Kᵀ": matmul_multiply_adds((batch, h, seq, d_head), (batch, h, d_head, seq)),
+        "weights V": matmul_multiply_adds((batch, h, seq, seq), (batch, h, seq, d_head)),
+        "output projection": projection,
+    }

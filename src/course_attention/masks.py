@@ -99,3 +99,118 @@ def to_nn_multihead(
         f"cannot express a mask of shape {tuple(allowed.shape)} for nn.MultiheadAttention: use "
         "(seq_q, seq_k), (batch, 1, 1, seq_k) or (batch, heads, seq_q, seq_k)"
     )
+
+
+def _mha_weights(
+    mha: torch.nn.MultiheadAttention,
+    x: torch.Tensor,
+    attn_mask: torch.Tensor | None,
+    key_padding_mask: torch.Tensor | None,
+) -> torch.Tensor:
+    _, weights = mha(
+        x,
+        x,
+        x,
+        attn_mask=attn_mask,
+        key_padding_mask=key_padding_mask,
+        need_weights=True,
+        average_attn_weights=False,
+    )
+    return weights  # (batch, heads, seq_q, seq_k)
+
+
+def convention_table(seed: int = 0) -> list[dict[str, str]]:
+    """The mask conventions as table rows, each checked by calling the installed PyTorch.
+
+    Introduced in chapter 4. For one causal + padding mask of a batch ``(2, 1, 4, 4)``, every row
+    passes the mask to PyTorch in that row's convention and compares the attention weights
+    ``(batch, heads, seq_q, seq_k)`` with this package's (allowed mask, ``modules``). The last
+    row is a trap: an allowed mask handed to ``nn.MultiheadAttention``, which reads True as hide.
+
+    Returns:
+        One dict per row with keys ``"convention"``, ``"dtype"``, ``"attend"``, ``"hide"``,
+        ``"passed to"`` and ``"same weights"`` (``"yes"`` or ``"no"``, computed).
+    """
+    from . import modules
+
+    g = torch.Generator().manual_seed(seed)
+    batch, n_heads, seq, d_model = 2, 2, 4, 8
+    lengths = torch.tensor([4, 3])
+    pad = torch.arange(seq)[None, :] < lengths[:, None]  # (batch, seq_k)
+    causal = torch.ones(seq, seq, dtype=torch.bool).tril()  # (seq_q, seq_k)
+    allowed = causal & pad[:, None, None, :]  # (batch, 1, seq_q, seq_k)
+    x = torch.randn(batch, seq, d_model, generator=g, dtype=torch.float64)
+    mha = torch.nn.MultiheadAttention(d_model, n_heads, batch_first=True, dtype=torch.float64)
+    with torch.no_grad():
+        for p in mha.parameters():
+            p.copy_(torch.randn(p.shape, generator=g, dtype=torch.float64) * 0.3)
+    mha.eval()
+    ours = modules.MultiHeadAttention.from_torch(mha).eval()
+    q, k = (torch.randn(batch, n_heads, seq, 3, generator=g, dtype=torch.float64) for _ in "qk")
+    eye = torch.eye(seq, dtype=torch.float64)  # V = I: the output of attention is its weights
+    F = torch.nn.functional
+
+    def same(a: torch.Tensor, b: torch.Tensor) -> str:
+        return "yes" if torch.allclose(a, b, atol=1e-9) else "no"
+
+    with torch.no_grad():
+        ref_sdpa, _ = modules.scaled_dot_product_attention(q, k, eye, mask=allowed)
+        ref_mha = ours(x, mask=allowed)[1]
+        ref_pad = ours(x, mask=pad[:, None, None, :])[1]
+        blocked = convert(allowed, "allowed", "blocked")
+        additive = convert(allowed, "allowed", "additive", dtype=torch.float64)
+        scores = q @ k.transpose(-2, -1) / 3**0.5  # (batch, heads, seq_q, seq_k)
+        attn_mask, _ = to_nn_multihead(allowed, n_heads)
+        _, key_padding = to_nn_multihead(pad[:, None, None, :], n_heads)
+        checks = [
+            (
+                "allowed",
+                "bool",
+                "True",
+                "False",
+                "F.scaled_dot_product_attention(attn_mask=…)",
+                same(F.scaled_dot_product_attention(q, k, eye, attn_mask=allowed), ref_sdpa),
+            ),
+            (
+                "blocked",
+                "bool",
+                "False",
+                "True",
+                "scores.masked_fill(mask, -inf)",
+                same(scores.masked_fill(blocked, float("-inf")).softmax(-1), ref_sdpa),
+            ),
+            (
+                "additive",
+                "float",
+                "0",
+                "-inf",
+                "F.scaled_dot_product_attention(attn_mask=…)",
+                same(F.scaled_dot_product_attention(q, k, eye, attn_mask=additive), ref_sdpa),
+            ),
+            (
+                "blocked",
+                "bool",
+                "False",
+                "True",
+                "nn.MultiheadAttention(attn_mask=…)",
+                same(_mha_weights(mha, x, attn_mask, None), ref_mha),
+            ),
+            (
+                "blocked (keys only)",
+                "bool",
+                "False",
+                "True",
+                "nn.MultiheadAttention(key_padding_mask=…)",
+                same(_mha_weights(mha, x, None, key_padding), ref_pad),
+            ),
+            (
+                "allowed (the trap)",
+                "bool",
+                "True",
+                "False",
+                "nn.MultiheadAttention(attn_mask=…)",
+                same(_mha_weights(mha, x, ~attn_mask, None).nan_to_num(), ref_mha),
+            ),
+        ]
+    names = ("convention", "dtype", "attend", "hide", "passed to", "same weights")
+    return [dict(zip(names, row, strict=True)) for row in checks]

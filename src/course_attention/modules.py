@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Any
 
 import torch
 
 from . import _validate
 
-__all__ = ["scaled_dot_product_attention", "MultiHeadAttention"]
+__all__ = [
+    "scaled_dot_product_attention",
+    "MultiHeadAttention",
+    "PositionalEncoding",
+    "FeedForward",
+    "EncoderLayer",
+    "DecoderLayer",
+    "Decoding",
+    "Seq2SeqTransformer",
+]
 
 
 def _check_finite(name: str, x: torch.Tensor) -> None:
@@ -219,3 +230,328 @@ class MultiHeadAttention(torch.nn.Module):
             if bias:
                 new.W_o.bias.copy_(mha.out_proj.bias)
         return new
+
+
+class PositionalEncoding(torch.nn.Module):
+    """Adds the sinusoidal positions of "Attention Is All You Need" to a batch of embeddings.
+
+    Introduced in chapter 6 (the Transformer block). Input and output ``(batch, seq, d_model)``;
+    the table is :func:`course_attention.numpy_ref.sinusoidal_positions` ``(max_len, d_model)``.
+    """
+
+    def __init__(self, d_model: int, max_len: int = 512):
+        super().__init__()
+        from .numpy_ref import sinusoidal_positions
+
+        table = torch.as_tensor(sinusoidal_positions(max_len, d_model), dtype=torch.float32)
+        self.register_buffer("table", table, persistent=False)
+        self.max_len = max_len
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.dim() != 3 or x.shape[-1] != self.table.shape[-1]:
+            raise ValueError(
+                f"x must have shape (batch, seq, d_model={self.table.shape[-1]}); "
+                f"got {tuple(x.shape)}"
+            )
+        if x.shape[1] > self.max_len:
+            raise ValueError(f"sequence length {x.shape[1]} exceeds max_len={self.max_len}")
+        return x + self.table[: x.shape[1]].to(x.dtype)
+
+
+class FeedForward(torch.nn.Module):
+    """Position-wise feed-forward network: ``linear2(relu(linear1(x)))``, applied per token.
+
+    Introduced in chapter 6. ``(batch, seq, d_model) → (batch, seq, d_ff) → (batch, seq,
+    d_model)``; ``d_ff`` is usually ``4 * d_model``.
+    """
+
+    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0):
+        super().__init__()
+        self.linear1 = torch.nn.Linear(d_model, d_ff)
+        self.linear2 = torch.nn.Linear(d_ff, d_model)
+        self.dropout = torch.nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.linear2(self.dropout(torch.relu(self.linear1(x))))
+
+
+def _copy_mha(ours: MultiHeadAttention, theirs: torch.nn.MultiheadAttention) -> None:
+    ours.load_state_dict(MultiHeadAttention.from_torch(theirs).state_dict())
+
+
+class _Sublayers(torch.nn.Module):
+    """Residual wiring shared by the encoder and decoder layers: pre-norm or post-norm."""
+
+    norm_first: bool
+
+    def _residual(
+        self, x: torch.Tensor, norm: torch.nn.LayerNorm, block: Any, drop: torch.nn.Dropout
+    ) -> tuple[torch.Tensor, Any]:
+        """Pre-norm: ``x + block(norm(x))``; post-norm: ``norm(x + block(x))``."""
+        out, extra = block(norm(x) if self.norm_first else x)
+        x = x + drop(out)
+        return (x if self.norm_first else norm(x)), extra
+
+
+class EncoderLayer(_Sublayers):
+    """Self-attention and a feed-forward network, each wrapped in a residual and a layer norm.
+
+    Introduced in chapter 6. ``norm_first=False`` is the original post-norm layer,
+    ``x = norm(x + sublayer(x))``; ``True`` is pre-norm, ``x = x + sublayer(norm(x))``. Equal to
+    ``torch.nn.TransformerEncoderLayer(batch_first=True, activation="relu")`` with the same
+    weights (see :meth:`from_torch`). Input/output ``(batch, seq, d_model)``.
+    """
+
+    def __init__(
+        self, d_model: int, n_heads: int, d_ff: int, dropout: float = 0.0, norm_first: bool = False
+    ):
+        super().__init__()
+        self.self_attn = MultiHeadAttention(d_model, n_heads, dropout=dropout)
+        self.ff = FeedForward(d_model, d_ff, dropout)
+        self.norm1, self.norm2 = torch.nn.LayerNorm(d_model), torch.nn.LayerNorm(d_model)
+        self.drop1, self.drop2 = torch.nn.Dropout(dropout), torch.nn.Dropout(dropout)
+        self.norm_first = norm_first
+
+    def forward(
+        self, x: torch.Tensor, mask: torch.Tensor | None = None, need_weights: bool = True
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Returns ``(x, weights)``: ``(batch, seq, d_model)`` and ``(batch, heads, seq, seq)``.
+
+        ``mask``: bool, True = may attend, broadcastable to ``(batch, heads, seq, seq)`` (e.g. a
+        key-padding mask ``(batch, 1, 1, seq)``). Without ``need_weights`` the weights are
+        ``None`` and attention runs in PyTorch's fused kernel.
+        """
+        x, weights = self._residual(
+            x,
+            self.norm1,
+            lambda h: self.self_attn(h, mask=mask, need_weights=need_weights),
+            self.drop1,
+        )
+        x, _ = self._residual(x, self.norm2, lambda h: (self.ff(h), None), self.drop2)
+        return x, weights
+
+    @classmethod
+    def from_torch(cls, layer: torch.nn.TransformerEncoderLayer) -> EncoderLayer:
+        """Copy a ``torch.nn.TransformerEncoderLayer`` (ReLU activation)."""
+        attn = layer.self_attn
+        new = cls(
+            attn.embed_dim,
+            attn.num_heads,
+            layer.linear1.out_features,
+            layer.dropout.p,
+            layer.norm_first,
+        ).to(attn.in_proj_weight.dtype)
+        _copy_mha(new.self_attn, attn)
+        new.ff.linear1.load_state_dict(layer.linear1.state_dict())
+        new.ff.linear2.load_state_dict(layer.linear2.state_dict())
+        new.norm1.load_state_dict(layer.norm1.state_dict())
+        new.norm2.load_state_dict(layer.norm2.state_dict())
+        return new
+
+
+class DecoderLayer(_Sublayers):
+    """Causal self-attention, cross-attention to the encoder, and a feed-forward network.
+
+    Introduced in chapter 7 (encoder–decoder). Queries of the cross-attention come from the
+    decoder ``(batch, seq_t, d_model)``, keys and values from the encoder output ``memory``
+    ``(batch, seq_s, d_model)``. Equal to ``torch.nn.TransformerDecoderLayer(batch_first=True)``
+    with the same weights, for both norm placements (see :meth:`from_torch`).
+    """
+
+    def __init__(
+        self, d_model: int, n_heads: int, d_ff: int, dropout: float = 0.0, norm_first: bool = False
+    ):
+        super().__init__()
+        self.self_attn = MultiHeadAttention(d_model, n_heads, dropout=dropout)
+        self.cross_attn = MultiHeadAttention(d_model, n_heads, dropout=dropout)
+        self.ff = FeedForward(d_model, d_ff, dropout)
+        self.norm1, self.norm2, self.norm3 = (torch.nn.LayerNorm(d_model) for _ in range(3))
+        self.drop1, self.drop2, self.drop3 = (torch.nn.Dropout(dropout) for _ in range(3))
+        self.norm_first = norm_first
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        memory: torch.Tensor,
+        memory_mask: torch.Tensor | None = None,
+        causal: bool = True,
+        need_weights: bool = True,
+    ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+        """Returns ``(x, self_weights, cross_weights)``.
+
+        Shapes: ``x`` ``(batch, seq_t, d_model)``; ``self_weights`` ``(batch, heads, seq_t,
+        seq_t)``; ``cross_weights`` ``(batch, heads, seq_t, seq_s)``. ``memory_mask``: bool,
+        True = may attend, broadcastable to ``(batch, heads, seq_t, seq_s)`` (source padding).
+        """
+        x, self_w = self._residual(
+            x,
+            self.norm1,
+            lambda h: self.self_attn(h, causal=causal, need_weights=need_weights),
+            self.drop1,
+        )
+        x, cross_w = self._residual(
+            x,
+            self.norm2,
+            lambda h: self.cross_attn(h, memory, mask=memory_mask, need_weights=need_weights),
+            self.drop2,
+        )
+        x, _ = self._residual(x, self.norm3, lambda h: (self.ff(h), None), self.drop3)
+        return x, self_w, cross_w
+
+    @classmethod
+    def from_torch(cls, layer: torch.nn.TransformerDecoderLayer) -> DecoderLayer:
+        """Copy a ``torch.nn.TransformerDecoderLayer`` (ReLU activation)."""
+        attn = layer.self_attn
+        new = cls(
+            attn.embed_dim,
+            attn.num_heads,
+            layer.linear1.out_features,
+            layer.dropout.p,
+            layer.norm_first,
+        ).to(attn.in_proj_weight.dtype)
+        _copy_mha(new.self_attn, attn)
+        _copy_mha(new.cross_attn, layer.multihead_attn)
+        new.ff.linear1.load_state_dict(layer.linear1.state_dict())
+        new.ff.linear2.load_state_dict(layer.linear2.state_dict())
+        for i in (1, 2, 3):
+            getattr(new, f"norm{i}").load_state_dict(getattr(layer, f"norm{i}").state_dict())
+        return new
+
+
+@dataclass
+class Decoding:
+    """The result of :meth:`Seq2SeqTransformer.greedy_decode`.
+
+    ``tokens`` ``(batch, steps)`` are the generated target ids (after BOS). ``cross_attention``
+    holds one tensor per step, ``(layers, batch, heads, seq_s)``: where each layer's heads looked
+    in the source when that token was chosen (empty unless asked for).
+    """
+
+    tokens: torch.Tensor
+    cross_attention: list[torch.Tensor]
+
+
+class Seq2SeqTransformer(torch.nn.Module):
+    """A small encoder–decoder Transformer (chapter 7).
+
+    Embeddings are multiplied by √d_model (so they are not drowned by the positions, which have
+    entries in [-1, 1]), positions are added, then ``n_layers`` encoder and decoder layers and a
+    linear output projection. With ``norm_first`` (pre-norm) each stack ends with a layer norm.
+    Tokens are integer ids ``(batch, seq)``; ``pad_id`` marks padding in the source.
+    """
+
+    def __init__(
+        self,
+        src_vocab: int,
+        tgt_vocab: int,
+        d_model: int = 64,
+        n_heads: int = 4,
+        n_layers: int = 2,
+        d_ff: int | None = None,
+        max_len: int = 64,
+        dropout: float = 0.0,
+        norm_first: bool = True,
+        pad_id: int = 0,
+    ):
+        super().__init__()
+        d_ff = 4 * d_model if d_ff is None else d_ff
+        self.src_vocab, self.tgt_vocab, self.d_model = src_vocab, tgt_vocab, d_model
+        self.max_len, self.pad_id = max_len, pad_id
+        self.src_embed = torch.nn.Embedding(src_vocab, d_model)
+        self.tgt_embed = torch.nn.Embedding(tgt_vocab, d_model)
+        self.positions = PositionalEncoding(d_model, max_len)
+        self.encoder = torch.nn.ModuleList(
+            EncoderLayer(d_model, n_heads, d_ff, dropout, norm_first) for _ in range(n_layers)
+        )
+        self.decoder = torch.nn.ModuleList(
+            DecoderLayer(d_model, n_heads, d_ff, dropout, norm_first) for _ in range(n_layers)
+        )
+        final = torch.nn.LayerNorm if norm_first else (lambda d: torch.nn.Identity())
+        self.enc_norm, self.dec_norm = final(d_model), final(d_model)
+        self.out = torch.nn.Linear(d_model, tgt_vocab)
+
+    def _check(self, name: str, tokens: torch.Tensor, vocab: int) -> None:
+        if not isinstance(tokens, torch.Tensor) or tokens.dim() != 2 or tokens.is_floating_point():
+            shape = tuple(tokens.shape) if isinstance(tokens, torch.Tensor) else type(tokens)
+            raise ValueError(f"{name} must be an integer tensor (batch, seq); got {shape}")
+        if tokens.shape[1] > self.max_len:
+            raise ValueError(f"{name} has length {tokens.shape[1]} > max_len={self.max_len}")
+        if tokens.numel() and (tokens.min() < 0 or tokens.max() >= vocab):
+            raise ValueError(
+                f"{name} ids must lie in 0 … {vocab - 1}; got {int(tokens.min())} … "
+                f"{int(tokens.max())}"
+            )
+
+    def _embed(self, embed: torch.nn.Embedding, tokens: torch.Tensor) -> torch.Tensor:
+        return self.positions(embed(tokens) * math.sqrt(self.d_model))
+
+    def source_mask(self, src: torch.Tensor) -> torch.Tensor:
+        """Key-padding mask of the source, True = real token: ``(batch, 1, 1, seq_s)``."""
+        return (src != self.pad_id)[:, None, None, :]
+
+    def encode(
+        self, src: torch.Tensor, need_weights: bool = True
+    ) -> tuple[torch.Tensor, list[torch.Tensor | None]]:
+        """``src`` ``(batch, seq_s)`` → memory ``(batch, seq_s, d_model)`` and each layer's
+        self-attention weights ``(batch, heads, seq_s, seq_s)``."""
+        self._check("src", src, self.src_vocab)
+        x, mask, weights = self._embed(self.src_embed, src), self.source_mask(src), []
+        for layer in self.encoder:
+            x, w = layer(x, mask=mask, need_weights=need_weights)
+            weights.append(w)
+        return self.enc_norm(x), weights
+
+    def decode(
+        self,
+        tgt_in: torch.Tensor,
+        memory: torch.Tensor,
+        src: torch.Tensor,
+        need_weights: bool = True,
+    ) -> tuple[torch.Tensor, list[torch.Tensor | None]]:
+        """Target prefix ``(batch, seq_t)`` → logits ``(batch, seq_t, tgt_vocab)`` and each
+        layer's cross-attention weights ``(batch, heads, seq_t, seq_s)``."""
+        self._check("tgt_in", tgt_in, self.tgt_vocab)
+        x, mask, cross = self._embed(self.tgt_embed, tgt_in), self.source_mask(src), []
+        for layer in self.decoder:
+            x, _, c = layer(x, memory, memory_mask=mask, need_weights=need_weights)
+            cross.append(c)
+        return self.out(self.dec_norm(x)), cross
+
+    def forward(self, src: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tensor:
+        """Teacher forcing: ``src`` ``(batch, seq_s)``, ``tgt_in`` ``(batch, seq_t)`` →
+        logits ``(batch, seq_t, tgt_vocab)``; position ``t`` predicts token ``t + 1``."""
+        memory, _ = self.encode(src, need_weights=False)
+        return self.decode(tgt_in, memory, src, need_weights=False)[0]
+
+    @torch.no_grad()
+    def greedy_decode(
+        self,
+        src: torch.Tensor,
+        bos_id: int,
+        eos_id: int,
+        max_steps: int | None = None,
+        return_attention: bool = False,
+    ) -> Decoding:
+        """Generate one token at a time, always taking the most likely next token.
+
+        Stops when every sequence has produced ``eos_id`` or after ``max_steps`` (default
+        ``max_len - 1``). With ``return_attention`` each step's cross-attention is kept.
+        """
+        max_steps = self.max_len - 1 if max_steps is None else max_steps
+        if not 1 <= max_steps < self.max_len:
+            raise ValueError(f"max_steps must lie in 1 … {self.max_len - 1}; got {max_steps}")
+        memory, _ = self.encode(src, need_weights=False)
+        tokens = torch.full((src.shape[0], 1), bos_id, dtype=torch.long, device=src.device)
+        done = torch.zeros(src.shape[0], dtype=torch.bool, device=src.device)
+        steps: list[torch.Tensor] = []
+        for _ in range(max_steps):
+            logits, cross = self.decode(tokens, memory, src, need_weights=return_attention)
+            nxt = logits[:, -1].argmax(dim=-1)
+            nxt = torch.where(done, torch.full_like(nxt, self.pad_id), nxt)
+            tokens = torch.cat([tokens, nxt[:, None]], dim=1)
+            if return_attention:
+                steps.append(torch.stack([c[:, :, -1] for c in cross]))
+            done |= nxt == eos_id
+            if done.all():
+                break
+        return Decoding(tokens[:, 1:], steps)

@@ -20,6 +20,9 @@ __all__ = [
     "split_heads",
     "merge_heads",
     "multi_head_attention",
+    "layer_norm",
+    "feed_forward",
+    "sinusoidal_positions",
 ]
 
 
@@ -254,3 +257,76 @@ def multi_head_attention(
     V = split_heads(X_kv @ W_v + b_v, n_heads)  # (batch, heads, seq_k, d_head)
     heads, weights = scaled_dot_product_attention(Q, K, V, mask=mask)
     return merge_heads(heads) @ W_o + b_o, weights
+
+
+def layer_norm(
+    x: ArrayLike, gamma: ArrayLike | None = None, beta: ArrayLike | None = None, eps: float = 1e-5
+) -> np.ndarray:
+    """Normalise each token's features to mean 0 and variance 1, then scale and shift.
+
+    Introduced in chapter 6 (the Transformer block). Statistics are taken over the last axis
+    only — per token, never across the batch or the sequence — like ``torch.nn.LayerNorm``.
+
+    Args:
+        x: ``(..., d_model)``.
+        gamma, beta: ``(d_model,)`` scale and shift; default 1 and 0.
+        eps: added to the variance (biased, as in PyTorch) before the square root.
+
+    Returns:
+        ``(..., d_model)``.
+    """
+    x = _as_float("x", x)
+    _validate.finite("x", x)
+    d = x.shape[-1]
+    gamma = np.ones(d) if gamma is None else np.asarray(gamma, dtype=float)
+    beta = np.zeros(d) if beta is None else np.asarray(beta, dtype=float)
+    if gamma.shape != (d,) or beta.shape != (d,):
+        raise ValueError(
+            f"gamma {gamma.shape} and beta {beta.shape} must have shape (d_model,) = ({d},)"
+        )
+    mean = x.mean(axis=-1, keepdims=True)
+    var = x.var(axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * gamma + beta
+
+
+def feed_forward(
+    x: ArrayLike, W1: ArrayLike, b1: ArrayLike, W2: ArrayLike, b2: ArrayLike
+) -> np.ndarray:
+    """Position-wise feed-forward network ``relu(x W1 + b1) W2 + b2``, the same for every token.
+
+    Introduced in chapter 6. ``x`` ``(..., d_model)``, ``W1`` ``(d_model, d_ff)``, ``b1``
+    ``(d_ff,)``, ``W2`` ``(d_ff, d_model)``, ``b2`` ``(d_model,)``; returns ``(..., d_model)``.
+    """
+    x, W1, W2 = _as_float("x", x), _as_float("W1", W1), _as_float("W2", W2)
+    b1, b2 = _as_float("b1", b1), _as_float("b2", b2)
+    d_model = x.shape[-1]
+    if W1.ndim != 2 or W1.shape[0] != d_model or W2.shape != (W1.shape[1], d_model):
+        raise ValueError(
+            f"for x (..., {d_model}) need W1 ({d_model}, d_ff) and W2 (d_ff, {d_model}); "
+            f"got W1 {W1.shape}, W2 {W2.shape}"
+        )
+    if b1.shape != (W1.shape[1],) or b2.shape != (d_model,):
+        raise ValueError(f"b1 {b1.shape} and b2 {b2.shape} must be ({W1.shape[1]},), ({d_model},)")
+    return np.maximum(x @ W1 + b1, 0.0) @ W2 + b2
+
+
+def sinusoidal_positions(seq_len: int, d_model: int, base: float = 10000.0) -> np.ndarray:
+    """The sinusoidal position table of "Attention Is All You Need".
+
+    Introduced in chapter 6. ``PE[pos, 2i] = sin(pos / base^(2i/d_model))`` and
+    ``PE[pos, 2i+1] = cos(pos / base^(2i/d_model))``: each pair of features is a clock turning
+    at its own speed, from one turn every 2π positions down to one every 2π·base positions.
+
+    Returns:
+        ``(seq_len, d_model)``, every entry in [-1, 1].
+    """
+    if seq_len < 1 or d_model < 2 or d_model % 2:
+        raise ValueError(
+            f"need seq_len ≥ 1 and an even d_model ≥ 2; got seq_len={seq_len}, d_model={d_model}"
+        )
+    pos = np.arange(seq_len)[:, None]  # (seq_len, 1)
+    freq = base ** (-np.arange(0, d_model, 2) / d_model)  # (d_model / 2,)
+    table = np.empty((seq_len, d_model))
+    table[:, 0::2] = np.sin(pos * freq)
+    table[:, 1::2] = np.cos(pos * freq)
+    return table

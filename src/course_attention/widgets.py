@@ -137,7 +137,123 @@ def scaling_explorer(d_k: int = 64, scaled: bool = True, seq_k: int = 8, seed: i
 # --- chapter 3: self-attention ------------------------------------------------------------
 
 
+@_explorer
+def self_attention_explorer(
+    ending: str = "tired", query: int = 7, context: float = 1.0
+) -> Explorer:
+    """Pick the sentence ending and a query token; see where that token attends.
+
+    Introduced in chapter 3. Controls: ``ending`` ("tired" or "wide"), ``query`` (the position
+    of the query token, 0 … 10) and ``context`` (how much of the adjective the vector of "it"
+    carries, :func:`course_attention.toy.it_sentence`). The figure is
+    :func:`course_attention.viz.query_row_figure`.
+    """
+    from . import numpy_ref, toy
+
+    seq = len(toy.it_sentence(ending).tokens)
+    if not 0 <= query < seq:
+        raise ValueError(f"query must be a position in 0 … {seq - 1}; got {query}")
+    controls = {
+        "ending": w.Dropdown(options=list(toy.IT_ENDINGS), value=ending, description="too …"),
+        "context": _slider("context in 'it'", context, 0.0, 2.0, 0.1),
+        "query": w.IntSlider(
+            value=query, min=0, max=seq - 1, description="query position", continuous_update=True
+        ),
+    }
+
+    def make_figure(ending: str, query: int, context: float) -> go.Figure:
+        s = toy.it_sentence(ending, context=context)
+        _, weights = numpy_ref.scaled_dot_product_attention(
+            s.X @ s.W_q, s.X @ s.W_k, s.X @ s.W_v
+        )  # (seq, seq)
+        title = f"query '{s.tokens[query]}' (too {ending}): largest weight on "
+        title += f"'{s.tokens[int(weights[query].argmax())]}'"
+        return viz.query_row_figure(weights, s.tokens, query, title=title)
+
+    return Explorer(controls, make_figure)
+
+
 # --- chapter 4: masking -------------------------------------------------------------------
 
 
+@_explorer
+def mask_explorer(kind: str = "causal + padding", n_real: int = 4) -> Explorer:
+    """Build a mask and see the weights it gives, side by side.
+
+    Introduced in chapter 4. Controls: ``kind`` of mask (one of
+    :data:`course_attention.viz.MASK_KINDS`) and ``n_real``, the number of real tokens in the
+    six-token sentence (the rest is padding). The figure is
+    :func:`course_attention.viz.mask_figure`.
+    """
+    if kind not in viz.MASK_KINDS:
+        raise ValueError(f"kind must be one of {viz.MASK_KINDS}; got {kind!r}")
+    seq = len(viz.MASK_TOKENS)
+    controls = {
+        "kind": w.Dropdown(options=list(viz.MASK_KINDS), value=kind, description="mask"),
+        "n_real": w.IntSlider(
+            value=n_real,
+            min=1,
+            max=seq,
+            description="real tokens",
+            continuous_update=True,
+            style={"description_width": "initial"},
+        ),
+    }
+
+    def make_figure(kind: str, n_real: int) -> go.Figure:
+        return viz.mask_figure(kind, n_real, title=f"{kind} mask, {n_real} real tokens of {seq}")
+
+    return Explorer(controls, make_figure)
+
+
 # --- chapter 5: multi-head attention --------------------------------------------------------
+
+
+@_explorer
+def multi_head_explorer(head: int = 0, n_heads: int = 2, seed: int = 0) -> Explorer:
+    """Live explorer of the heads of a random multi-head attention on "the cat sat on the mat".
+
+    Introduced in chapter 5. Controls: ``head`` (which head to draw) and ``n_heads`` (1, 2, 4
+    or 8 heads of width ``8 / n_heads``). The inputs are the chapter's constructed features
+    (:func:`course_attention.toy.two_head_example`); the projections are random (seeded), so the
+    heads show what splitting into subspaces does, not what a trained model learns.
+    """
+    import numpy as np
+
+    from . import numpy_ref, toy
+
+    example = toy.two_head_example()
+    d_model = example.X.shape[-1]  # 8
+    options = [1, 2, 4, 8]
+    if n_heads not in options:
+        raise ValueError(f"n_heads must be one of {options}; got {n_heads}")
+    if not 0 <= head < n_heads:
+        raise ValueError(f"head={head} is not an index into {n_heads} heads")
+    rng = np.random.default_rng(seed)
+    W_q, W_k, W_v, W_o = rng.standard_normal((4, d_model, d_model)) / np.sqrt(d_model)
+    X = example.X * 2.0  # (1, T, d_model): larger inputs give sharper maps
+    cache: dict[int, np.ndarray] = {}
+
+    def head_weights(h: int) -> np.ndarray:
+        if h not in cache:  # (h, T, T) for the one sequence
+            cache[h] = numpy_ref.multi_head_attention(X, X, W_q, W_k, W_v, W_o, h)[1][0]
+        return cache[h]
+
+    controls = {  # head first: with one head the head slider has nowhere to go
+        "head": w.IntSlider(
+            value=head, min=0, max=n_heads - 1, description="head", continuous_update=True
+        ),
+        "n_heads": w.Dropdown(options=options, value=n_heads, description="heads"),
+    }
+
+    def limit_head(change: dict) -> None:
+        controls["head"].max = change["new"] - 1
+
+    controls["n_heads"].observe(limit_head, names="value")
+
+    def make_figure(head: int, n_heads: int) -> go.Figure:
+        head = min(head, n_heads - 1)
+        title = f"head {head} of {n_heads}, each of width d/h = {d_model // n_heads}"
+        return viz.head_heatmap(head_weights(n_heads), example.tokens, head, title=title)
+
+    return Explorer(controls, make_figure)

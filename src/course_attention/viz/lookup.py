@@ -31,28 +31,31 @@ __all__ = [
 LOOKUP_KEYS: tuple[str, ...] = ("apple", "banana", "chair")
 
 
-def _arrow_trace(
+def _arrow_traces(
     vectors: np.ndarray, words: Sequence[str], color: str, name: str, width: float = 2.0
-) -> go.Scatter:
-    """Arrows from the origin to each row of ``vectors`` ``(n, 2)``, labelled at the tip."""
-    x: list[float | None] = []
-    y: list[float | None] = []
-    text: list[str] = []
-    for (vx, vy), word in zip(vectors.tolist(), words, strict=True):
-        x += [0.0, round(vx, _DIGITS), None]
-        y += [0.0, round(vy, _DIGITS), None]
-        text += ["", word, ""]
-    return go.Scatter(
-        x=x,
-        y=y,
-        text=text,
-        mode="lines+markers+text",
-        textposition="top center",
-        line=dict(color=color, width=width),
-        marker=dict(size=[0, 9, 0] * len(words), color=color),
+) -> list[go.Scatter]:
+    """Arrows from the origin to each row of ``vectors`` ``(n, 2)``: shafts, then labelled tips.
+
+    The labels sit on a trace of their own (no gaps): plotly drops some text of a trace whose
+    points are separated by ``None``.
+    """
+    tips = np.round(np.asarray(vectors, dtype=float), _DIGITS)  # (n, 2)
+    x = [v for vx in tips[:, 0].tolist() for v in (0.0, vx, None)]
+    y = [v for vy in tips[:, 1].tolist() for v in (0.0, vy, None)]
+    shafts = go.Scatter(
+        x=x, y=y, mode="lines", line=dict(color=color, width=width), name=name, hoverinfo="skip"
+    )
+    labels = go.Scatter(
+        x=tips[:, 0].tolist(),
+        y=tips[:, 1].tolist(),
+        text=list(words),
+        mode="markers+text",
+        textposition=["top center" if vy >= 0 else "bottom center" for vy in tips[:, 1]],
+        marker=dict(size=9, color=color),
         name=name,
         hoverinfo="skip",
     )
+    return [shafts, labels]
 
 
 def word_plane(
@@ -69,13 +72,13 @@ def word_plane(
 
     words = list(toy.WORD_VECTORS) if words is None else list(words)
     others = [w for w in words if w != query]
-    fig = go.Figure(_arrow_trace(toy.word_matrix(others), others, PALETTE[0], "word"))
+    fig = go.Figure(_arrow_traces(toy.word_matrix(others), others, PALETTE[0], "word"))
     if query is not None:
         q = toy.word_matrix([query])
-        fig.add_trace(_arrow_trace(q, [query], PALETTE[5], "query", width=4.0))
+        fig.add_traces(_arrow_traces(q, [query], PALETTE[5], "query", width=4.0))
         dots = toy.word_matrix(others) @ q[0]  # (n_words,)
-        fig.data[0].hovertext = [s for d in dots.tolist() for s in ("", f"q·k = {d:.2f}", "")]
-        fig.data[0].hoverinfo = "text"
+        fig.data[1].hovertext = [f"{w}: q·k = {d:.2f}" for w, d in zip(others, dots, strict=True)]
+        fig.data[1].hoverinfo = "text"
     fig.update_xaxes(title=toy.WORD_FEATURES[0], range=[-1.0, 1.3], zeroline=True)
     fig.update_yaxes(title=toy.WORD_FEATURES[1], range=[-0.6, 1.3], zeroline=True, scaleanchor="x")
     return _layout(fig, title, height=420, showlegend=False)
@@ -116,8 +119,8 @@ def soft_lookup_traces(
         hovertemplate="Σ weight × value = %{y:.3f}<extra></extra>",
     )
     return [
-        _arrow_trace(K, list(keys), PALETTE[0], "keys"),
-        _arrow_trace(q[None, :], [query_label], PALETTE[5], "query", width=4.0),
+        *_arrow_traces(K, list(keys), PALETTE[0], "keys"),
+        *_arrow_traces(q[None, :], [query_label], PALETTE[5], "query", width=4.0),
         bars,
         result,
     ]

@@ -1,5 +1,129 @@
-"""Figures of chapter 5 (multi-head attention)."""
+"""Figures of chapter 5 (multi-head attention): tables of shapes and costs, per-head heatmaps."""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import html
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+from numpy.typing import ArrayLike
+
+from .core import _layout, attention_heatmap, heatmap_trace, slider_figure, unique_labels
+
+__all__ = ["Table", "shape_table", "cost_table", "head_slider", "head_heatmap"]
+
+
+class Table:
+    """A small table that shows as HTML in the book and JupyterLab, as text elsewhere.
+
+    Introduced in chapter 5. ``header`` has one name per column; every row as many cells.
+    """
+
+    def __init__(self, header: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+        self.header = [str(h) for h in header]
+        self.rows = [[str(c) for c in row] for row in rows]
+        for row in self.rows:
+            if len(row) != len(self.header):
+                raise ValueError(f"a row has {len(row)} cells for {len(self.header)} columns")
+
+    def _repr_html_(self) -> str:
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in self.header)
+        body = "".join(
+            "<tr>" + "".join(f"<td><code>{html.escape(c)}</code></td>" for c in row) + "</tr>"
+            for row in self.rows
+        )
+        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+    def __repr__(self) -> str:
+        widths = [
+            max(len(r[i]) for r in [self.header, *self.rows]) for i in range(len(self.header))
+        ]
+        lines = [[c.ljust(n) for c, n in zip(r, widths, strict=True)] for r in self.rows]
+        head = "  ".join(h.ljust(n) for h, n in zip(self.header, widths, strict=True))
+        rule = "  ".join("-" * n for n in widths)
+        return "\n".join(line.rstrip() for line in [head, rule, *("  ".join(r) for r in lines)])
+
+
+def shape_table(steps: Sequence[Any]) -> Table:
+    """Table of the steps recorded by :func:`course_attention.experiments.trace_multi_head_shapes`.
+
+    Introduced in chapter 5. Columns: step, named dimensions, actual shape.
+    """
+    return Table(
+        ["step", "named dimensions", "actual shape"],
+        [[s.step, s.dims, str(tuple(s.shape))] for s in steps],
+    )
+
+
+def cost_table(costs: Mapping[int, Mapping[str, int]]) -> Table:
+    """Table of multiply-adds, one row per number of heads, one column per matrix product.
+
+    Introduced in chapter 5. ``costs`` maps ``n_heads`` to the dict of
+    :func:`course_attention.experiments.multi_head_multiply_adds`; a last column adds them up.
+    """
+    if not costs:
+        raise ValueError("cost_table needs the costs of at least one number of heads")
+    names = list(next(iter(costs.values())))
+    rows = []
+    for n_heads, cost in costs.items():
+        if list(cost) != names:
+            raise ValueError(f"every entry needs the products {names}; got {list(cost)}")
+        rows.append([str(n_heads), *(f"{cost[k]:,}" for k in names), f"{sum(cost.values()):,}"])
+    return Table(["heads", *names, "total"], rows)
+
+
+def _check_heads(weights: ArrayLike, tokens: Sequence[str]) -> np.ndarray:
+    w = np.asarray(weights, dtype=float)
+    if w.ndim != 3 or w.shape[1:] != (len(tokens), len(tokens)):
+        raise ValueError(
+            f"weights must have shape (heads, seq, seq) with seq = {len(tokens)} tokens; "
+            f"got {w.shape}"
+        )
+    return w
+
+
+def head_slider(
+    weights: ArrayLike,
+    tokens: Sequence[str],
+    head_names: Sequence[str] | None = None,
+    title: str | None = None,
+) -> go.Figure:
+    """A slider over heads: one attention heatmap per head, precomputed frames.
+
+    Introduced in chapter 5. ``weights`` is ``(heads, seq, seq)`` for one sequence of
+    self-attention; ``head_names`` labels the slider steps (default ``"head 0"``, …). Works on the
+    static website (no kernel).
+    """
+    w = _check_heads(weights, tokens)
+    names = list(head_names) if head_names is not None else [f"head {i}" for i in range(len(w))]
+    if len(names) != len(w):
+        raise ValueError(f"{len(names)} head names for {len(w)} heads")
+    labels = unique_labels(tokens)
+    index = {name: i for i, name in enumerate(names)}
+    fig = slider_figure(
+        lambda name: [heatmap_trace(w[index[name]], labels, labels)],
+        names,
+        label="head",
+        title=title,
+        height=max(420, 160 + 45 * len(tokens)),
+    )
+    fig.update_yaxes(autorange="reversed", title="query")
+    fig.update_xaxes(title="key", side="bottom")
+    return fig
+
+
+def head_heatmap(
+    weights: ArrayLike, tokens: Sequence[str], head: int, title: str | None = None
+) -> go.Figure:
+    """Heatmap of one head's weights, ``weights`` ``(heads, seq, seq)``, for head ``head``.
+
+    Introduced in chapter 5 (used by the live multi-head explorer).
+    """
+    w = _check_heads(weights, tokens)
+    if not 0 <= head < len(w):
+        raise ValueError(f"head={head} is not an index into {len(w)} heads")
+    return _layout(
+        attention_heatmap(w[head], list(tokens)), title, height=max(300, 80 + 40 * len(tokens))
+    )

@@ -1,5 +1,144 @@
-"""Figures of chapter 3 (self-attention)."""
+"""Figures of chapter 3 (self-attention): the "it" weights, the query-token slider, recurrence."""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+from numpy.typing import ArrayLike
+
+from .core import PALETTE, _bars, _layout, _rounded, slider_figure, unique_labels
+
+__all__ = [
+    "query_row_figure",
+    "query_token_slider",
+    "it_weights_figure",
+    "recurrence_figure",
+]
+
+
+def _check_square(weights: ArrayLike, tokens: Sequence[str]) -> np.ndarray:
+    w = np.asarray(weights, dtype=float)
+    if w.shape != (len(tokens), len(tokens)):
+        raise ValueError(
+            f"self-attention weights must be (seq, seq) = ({len(tokens)}, {len(tokens)}) for "
+            f"{len(tokens)} tokens; got shape {w.shape}"
+        )
+    return w
+
+
+def _row_traces(w: np.ndarray, tokens: Sequence[str], query: int) -> list[Any]:
+    bars = _bars(w[query], tokens)  # (seq,) weights of one query over every key
+    bars.marker.color = [PALETTE[1] if j == query else PALETTE[0] for j in range(len(tokens))]
+    return [bars]
+
+
+def query_row_figure(
+    weights: ArrayLike, tokens: Sequence[str], query: int, title: str | None = None
+) -> go.Figure:
+    """Bars of one query token's weights over every token of the sentence.
+
+    Introduced in chapter 3. ``weights`` ``(seq, seq)``; the query's own bar is orange.
+    """
+    w = _check_square(weights, tokens)
+    if not 0 <= query < len(tokens):
+        raise ValueError(f"query={query} is not a position in {len(tokens)} tokens")
+    fig = go.Figure(_row_traces(w, tokens, query))
+    fig.update_yaxes(range=[0, 1.1], title="weight")
+    fig.update_xaxes(title="key token")
+    return _layout(fig, title, height=340)
+
+
+def query_token_slider(
+    weights: ArrayLike, tokens: Sequence[str], active: int = 0, title: str | None = None
+) -> go.Figure:
+    """Slider over the query token: its weights over every token, one frame per query.
+
+    Introduced in chapter 3. ``weights`` ``(seq, seq)``, one row per query; the frames are
+    precomputed, so the slider works on the static website.
+    """
+    w = _check_square(weights, tokens)
+    labels = unique_labels(tokens)
+    fig = slider_figure(
+        lambda i: _row_traces(w, tokens, i),
+        list(range(len(tokens))),
+        label="query",
+        active=active,
+        format_value=lambda i: labels[i],
+        title=title,
+    )
+    fig.update_yaxes(range=[0, 1.1], title="weight")
+    fig.update_xaxes(title="key token")
+    return fig
+
+
+def it_weights_figure(
+    rows: Mapping[str, ArrayLike], tokens: Sequence[str], title: str | None = None
+) -> go.Figure:
+    """Grouped bars: the weights of "it" in each sentence, one colour per sentence.
+
+    Introduced in chapter 3. ``rows`` maps a sentence name to the weights ``(seq,)`` of its "it"
+    query; ``tokens`` labels the keys (sentences of equal length, e.g. with the last word
+    written ``tired/wide``).
+    """
+    if not rows or len(rows) > len(PALETTE):
+        raise ValueError(f"need 1 to {len(PALETTE)} sentences; got {len(rows)}")
+    fig = go.Figure()
+    for (name, row), color in zip(rows.items(), (PALETTE[0], PALETTE[5], *PALETTE), strict=False):
+        r = np.asarray(row, dtype=float)
+        if r.shape != (len(tokens),):
+            raise ValueError(f"{name}: weights of shape {r.shape} for {len(tokens)} tokens")
+        fig.add_trace(
+            go.Bar(
+                x=unique_labels(tokens),
+                y=_rounded(r),
+                name=name,
+                marker_color=color,
+                hovertemplate="key %{x}<br>weight %{y:.3f}<extra>" + name + "</extra>",
+            )
+        )
+    fig.update_layout(barmode="group", legend=dict(orientation="h", y=1.1, x=0))
+    fig.update_yaxes(range=[0, 1.05], title="weight of the query 'it'")
+    return _layout(fig, title, height=360)
+
+
+def recurrence_figure(timing: Any, title: str | None = None) -> go.Figure:
+    """Sequential steps and wall time against the sequence length, recurrence vs attention.
+
+    Introduced in chapter 3. ``timing`` is a
+    :class:`course_attention.experiments.RecurrenceTiming` (fields ``(n_lengths,)``); both
+    panels have logarithmic axes.
+    """
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(
+        rows=1, cols=2, subplot_titles=("dependent steps", "wall time (milliseconds)")
+    )
+    seq = np.asarray(timing.seq, dtype=float).tolist()
+    curves = {
+        "recurrent layer": (timing.recurrence_steps, timing.recurrence_seconds, PALETTE[5]),
+        "self-attention": (timing.attention_steps, timing.attention_seconds, PALETTE[0]),
+    }
+    for name, (steps, seconds, color) in curves.items():
+        for col, y in ((1, np.asarray(steps, float)), (2, 1e3 * np.asarray(seconds, float))):
+            fig.add_trace(
+                go.Scatter(
+                    x=seq,
+                    y=_rounded(y),
+                    name=name,
+                    legendgroup=name,
+                    showlegend=col == 1,
+                    mode="lines+markers",
+                    line=dict(color=color),
+                    hovertemplate="T %{x}<br>%{y:.3g}<extra>" + name + "</extra>",
+                ),
+                row=1,
+                col=col,
+            )
+    fig.update_xaxes(
+        type="log", title="sequence length T", tickvals=seq, ticktext=[f"{x:g}" for x in seq]
+    )
+    fig.update_yaxes(type="log")
+    return _layout(fig, title, height=400)

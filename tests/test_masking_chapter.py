@@ -1,0 +1,115 @@
+"""Chapter 4 (masking): toy data, the convention table, figures, explorer and exercises."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import plotly.io as pio
+import pytest
+
+from course_attention import exercises, masks, toy, viz, widgets
+from course_attention import numpy_ref as ref
+
+
+def test_next_token_pairs_shift_by_one():
+    inputs, targets = toy.next_token_pairs(toy.NEXT_TOKEN_SENTENCE)
+    assert inputs == ["[BOS]", "I", "like", "you"]
+    assert targets == ["I", "like", "you", "[EOS]"]
+    assert inputs[1:] == targets[:-1]
+    with pytest.raises(ValueError, match="at least 2"):
+        toy.next_token_pairs(["[BOS]"])
+
+
+def test_pad_batch_pads_to_the_longest_sentence():
+    padded, lengths = toy.pad_batch(toy.UNEQUAL_SENTENCES)
+    assert lengths.tolist() == [len(s) for s in toy.UNEQUAL_SENTENCES]
+    assert {len(p) for p in padded} == {max(lengths)}
+    for tokens, n in zip(padded, lengths, strict=True):
+        assert tokens[n:] == [toy.PAD] * (len(tokens) - n)
+    assert ref.padding_mask(lengths, len(padded[0])).shape == (3, 1, 5)
+    with pytest.raises(ValueError):
+        toy.pad_batch([])
+
+
+def test_mask_scores_are_deterministic():
+    np.testing.assert_array_equal(toy.mask_scores(5), toy.mask_scores(5))
+    assert toy.mask_scores(3).shape == (3, 3)
+    with pytest.raises(ValueError):
+        toy.mask_scores(0)
+
+
+def test_convention_table_is_computed_and_only_the_trap_differs():
+    rows = masks.convention_table()
+    assert [r["same weights"] for r in rows] == ["yes"] * (len(rows) - 1) + ["no"]
+    assert set(rows[0]) == {"convention", "dtype", "attend", "hide", "passed to", "same weights"}
+    assert rows == masks.convention_table()  # deterministic
+
+
+@pytest.mark.parametrize("kind", viz.MASK_KINDS)
+def test_example_mask_kinds(kind):
+    mask = viz.example_mask(kind, 6, 4)
+    assert mask.shape == (6, 6) and mask.dtype == bool
+    assert mask[:, 0].all(), "every query may see the first token: no empty rows"
+    assert np.array_equal(mask & ref.causal_mask(6), mask) == ("causal" in kind)
+    assert (not mask[:, 4:].any()) == ("padding" in kind)
+
+
+def test_example_mask_rejects_bad_input():
+    with pytest.raises(ValueError, match="kind"):
+        viz.example_mask("sideways", 4, 2)
+    with pytest.raises(ValueError, match="n_real"):
+        viz.example_mask("causal", 4, 5)
+
+
+def test_mask_builder_has_one_frame_per_kind_and_hidden_weights_are_zero():
+    fig = viz.mask_builder()
+    assert [f.name for f in fig.frames] == list(viz.MASK_KINDS)
+    for frame in fig.frames:
+        mask, weights = (np.array(t.z, dtype=float) for t in frame.data)
+        assert np.all(weights[mask == 0] == 0)
+        np.testing.assert_allclose(weights.sum(axis=-1), 1.0, atol=1e-3)
+    assert len(pio.to_json(fig)) < 60_000
+
+
+def test_causal_query_slider_agrees_with_the_package():
+    tokens = ["[BOS]", "I", "like", "you"]
+    scores = toy.mask_scores(4)
+    fig = viz.causal_query_slider(tokens, scores)
+    assert len(fig.frames) == 4
+    _, causal = ref.scaled_dot_product_attention(
+        scores, np.eye(4), np.eye(4), mask=ref.causal_mask(4), scale=1.0
+    )
+    for i, frame in enumerate(fig.frames):
+        bidirectional, masked = (np.array(t.y) for t in frame.data)
+        np.testing.assert_allclose(masked, causal[i], atol=1e-4)
+        assert np.all(masked[i + 1 :] == 0)
+    np.testing.assert_allclose(*(np.array(t.y) for t in fig.frames[-1].data))
+    with pytest.raises(ValueError):
+        viz.causal_query_slider(tokens, np.zeros((3, 3)))
+
+
+def test_mask_explorer_redraws_fast():
+    explorer = widgets.mask_explorer()
+    start = time.perf_counter()
+    explorer.controls["n_real"].value = 6
+    assert time.perf_counter() - start < 0.05
+    with pytest.raises(ValueError):
+        widgets.mask_explorer(kind="sideways")
+
+
+@pytest.mark.parametrize("exercise_id", ["masking-1", "masking-2", "masking-3"])
+def test_masking_references_pass_their_own_checks(exercise_id):
+    passed, message = exercises.evaluate(exercise_id, exercises.EXERCISES[exercise_id].reference)
+    assert passed, message
+
+
+def test_masking_checkers_catch_the_usual_mistakes():
+    no_query_axis = exercises.evaluate(
+        "masking-1", lambda lengths, n: np.arange(n)[None, :] < lengths[:, None]
+    )
+    assert not no_query_axis[0] and "shape" in no_query_axis[1]
+    minus_1e9 = exercises.evaluate("masking-2", lambda s, m: ref.softmax(np.where(m, s, -1e9)))
+    assert not minus_1e9[0]
+    plain_mean = exercises.evaluate("masking-3", lambda losses, lengths: losses.mean())
+    assert not plain_mean[0]
