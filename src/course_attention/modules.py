@@ -23,7 +23,8 @@ __all__ = [
 
 
 def _check_finite(name: str, x: torch.Tensor) -> None:
-    if not torch.isfinite(x).all():
+    # Any NaN or ±inf makes the sum non-finite: one cheap reduction, the full check only then.
+    if not torch.isfinite(x.detach().sum()) and not torch.isfinite(x).all():
         _validate.finite(name, x.detach().cpu().numpy())
 
 
@@ -60,9 +61,13 @@ def scaled_dot_product_attention(
         _check_finite(name, x)
     if scale is None:
         scale = 1.0 / math.sqrt(Q.shape[-1])
-    scores = (Q @ K.transpose(-2, -1)) * scale  # (..., seq_q, seq_k)
+    scores = (Q * scale) @ K.transpose(-2, -1)  # (..., seq_q, seq_k); scaling Q is cheaper
     if mask is None:
-        weights = torch.softmax(scores, dim=-1)
+        if torch.is_grad_enabled():
+            weights = torch.softmax(scores, dim=-1)
+        else:  # no autograd graph to protect: normalise the scores in place, no new buffer
+            weights = scores.sub_(scores.amax(dim=-1, keepdim=True)).exp_()
+            weights.div_(weights.sum(dim=-1, keepdim=True))
         return weights @ V, weights
     if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
         raise ValueError(
