@@ -16,6 +16,8 @@ def _other_value(control):
         return next(o for o in options if o != control.value)
     if isinstance(control, w.Checkbox | w.ToggleButton):
         return not control.value
+    if isinstance(control, w.Text):
+        return control.value[::-1] + control.value[:1]  # a different string of the same kind
     if control.value != control.max:
         return control.max
     return control.min

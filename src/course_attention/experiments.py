@@ -407,3 +407,122 @@ def multi_head_multiply_adds(
         "weights V": matmul_multiply_adds((batch, h, seq, seq), (batch, h, seq, d_head)),
         "output projection": projection,
     }
+
+
+# --- chapter 6: the Transformer block ------------------------------------------------------
+
+__all__ += ["StackSignal", "residual_stack_signal", "layer_gradient_norms"]
+
+
+class StackSignal(NamedTuple):
+    """What flows through a stack of blocks (chapter 6), one entry per block boundary.
+
+    ``rms`` ``(depth + 1,)``: root-mean-square of the activations, the input first;
+    ``grad`` ``(depth + 1,)``: norm of the loss gradient with respect to those activations.
+    """
+
+    rms: np.ndarray
+    grad: np.ndarray
+
+
+class _OneThread:
+    """Run small torch work on one thread: faster than a pool for (8, 32) tensors."""
+
+    def __enter__(self) -> None:
+        import torch
+
+        self.threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+
+    def __exit__(self, *exc: object) -> None:
+        import torch
+
+        torch.set_num_threads(self.threads)
+
+
+def residual_stack_signal(
+    depth: int = 24, residual: bool = True, d_model: int = 32, seq: int = 8, seed: int = 0
+) -> StackSignal:
+    """Push random tokens through ``depth`` feed-forward blocks, with or without residuals.
+
+    Introduced in chapter 6. Each block is :class:`course_attention.modules.FeedForward`
+    ``(d_model → 4·d_model → d_model)`` with PyTorch's default initialisation; with
+    ``residual`` a block computes ``x + ff(x)``, without it ``ff(x)``. The input is
+    ``(seq, d_model)`` standard normal; the loss is the sum of the output times a fixed random
+    ``(seq, d_model)`` array, so its gradient at the output has a known size.
+    """
+    import torch
+
+    from .modules import FeedForward
+
+    _check_count("depth", depth)
+    gen = torch.Generator().manual_seed(seed)
+    with _OneThread(), torch.random.fork_rng():
+        torch.manual_seed(seed)
+        blocks = [FeedForward(d_model, 4 * d_model).double() for _ in range(depth)]
+        x = torch.randn(seq, d_model, generator=gen, dtype=torch.float64)
+        probe = torch.randn(seq, d_model, generator=gen, dtype=torch.float64)
+        xs = [x.requires_grad_()]
+        for block in blocks:
+            xs.append(xs[-1] + block(xs[-1]) if residual else block(xs[-1]))
+        for h in xs:
+            h.retain_grad()
+        (xs[-1] * probe).sum().backward()
+    rms = np.array([float(h.detach().pow(2).mean().sqrt()) for h in xs])
+    grad = np.array([float(h.grad.norm()) for h in xs])
+    return StackSignal(rms, grad)
+
+
+def layer_gradient_norms(
+    n_layers: int = 12,
+    norm_first: bool = False,
+    d_model: int = 32,
+    n_heads: int = 4,
+    seq: int = 8,
+    batch: int = 4,
+    seeds: Sequence[int] = (0, 1),
+) -> np.ndarray:
+    """Gradient norm of every encoder layer's parameters at initialisation, averaged over seeds.
+
+    Introduced in chapter 6. A stack of ``n_layers``
+    :class:`course_attention.modules.EncoderLayer` ``(d_model, n_heads, 4·d_model)``, linear
+    weights Xavier-uniform and biases zero (the initialisation of Xiong et al. 2020); pre-norm
+    (``norm_first=True``) ends with a final layer norm, as pre-norm models do. Input
+    ``(batch, seq, d_model)`` standard normal; the loss is the output times a fixed random array,
+    summed and divided by ``batch``.
+
+    Returns:
+        ``(n_layers,)``: for each layer, the norm of the gradient of all its parameters.
+    """
+    import torch
+
+    from .modules import EncoderLayer
+
+    _check_count("n_layers", n_layers)
+    if not seeds:
+        raise ValueError("layer_gradient_norms needs at least one seed")
+    norms = np.zeros(n_layers)
+    with _OneThread(), torch.random.fork_rng():
+        for seed in seeds:
+            torch.manual_seed(seed)
+            layers = [
+                EncoderLayer(d_model, n_heads, 4 * d_model, norm_first=norm_first)
+                for _ in range(n_layers)
+            ]
+            for layer in layers:
+                for module in layer.modules():
+                    if isinstance(module, torch.nn.Linear):
+                        torch.nn.init.xavier_uniform_(module.weight)
+                        torch.nn.init.zeros_(module.bias)
+            final = torch.nn.LayerNorm(d_model) if norm_first else torch.nn.Identity()
+            x = torch.randn(batch, seq, d_model)  # (batch, seq, d_model)
+            probe = torch.randn(batch, seq, d_model)
+            for layer in layers:
+                x, _ = layer(x, need_weights=False)
+            ((final(x) * probe).sum() / batch).backward()
+            for i, layer in enumerate(layers):
+                norms[i] += float(torch.sqrt(sum((p.grad**2).sum() for p in layer.parameters())))
+    return norms / len(seeds)
+
+
+# --- chapter 7: encoder–decoder ---------------------------------------------------------

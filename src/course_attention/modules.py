@@ -464,6 +464,8 @@ class Seq2SeqTransformer(torch.nn.Module):
         self.max_len, self.pad_id = max_len, pad_id
         self.src_embed = torch.nn.Embedding(src_vocab, d_model)
         self.tgt_embed = torch.nn.Embedding(tgt_vocab, d_model)
+        for embed in (self.src_embed, self.tgt_embed):  # × √d_model below brings std back to 1
+            torch.nn.init.normal_(embed.weight, std=d_model**-0.5)
         self.positions = PositionalEncoding(d_model, max_len)
         self.encoder = torch.nn.ModuleList(
             EncoderLayer(d_model, n_heads, d_ff, dropout, norm_first) for _ in range(n_layers)

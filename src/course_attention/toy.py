@@ -5,7 +5,9 @@ Every vector here was made up for teaching (a trained model learns its own); the
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -325,3 +327,218 @@ def two_head_example(position_scale: float = 50.0, kind_scale: float = 8.0) -> T
         W_v=np.eye(8),
         W_o=np.eye(8),
     )
+
+
+# --- chapter 7: encoder–decoder ---------------------------------------------------------
+
+#: Special token ids of the digit tasks; digits 0–9 are ids 3–12.
+PAD_ID, BOS_ID, EOS_ID = 0, 1, 2
+DIGIT_OFFSET = 3
+VOCAB_SIZE = DIGIT_OFFSET + 10
+
+
+@dataclass(frozen=True)
+class SequenceTask:
+    """A toy sequence-to-sequence task on digit strings, generated in code (chapter 7).
+
+    ``src`` ``(n, max_len + 1)``: digit ids, EOS, then PAD. ``tgt`` ``(n, max_len + 2)``: BOS,
+    the answer's digit ids, EOS, then PAD. Train and held-out sequences never overlap.
+    """
+
+    name: str
+    train_src: np.ndarray
+    train_tgt: np.ndarray
+    test_src: np.ndarray
+    test_tgt: np.ndarray
+
+
+def encode_digits(digits: Sequence[int], length: int) -> np.ndarray:
+    """Digit list → ids padded to ``length`` ``(length,)``."""
+    if any(not 0 <= d <= 9 for d in digits):
+        raise ValueError(f"digits must lie in 0 … 9; got {list(digits)}")
+    if len(digits) > length:
+        raise ValueError(f"{len(digits)} digits do not fit in length {length}")
+    ids = np.full(length, PAD_ID, dtype=np.int64)
+    ids[: len(digits)] = np.asarray(digits, dtype=np.int64) + DIGIT_OFFSET
+    return ids
+
+
+def decode_digits(ids: Sequence[int]) -> list[int]:
+    """Ids → digits, stopping at the first EOS_ID or PAD_ID (BOS_ID is skipped)."""
+    digits = []
+    for i in map(int, ids):
+        if i in (EOS_ID, PAD_ID):
+            break
+        if i >= DIGIT_OFFSET:
+            digits.append(i - DIGIT_OFFSET)
+    return digits
+
+
+_TASKS = {"reverse": lambda d: d[::-1], "sort": sorted}
+
+
+def sequence_task(
+    name: str = "reverse",
+    n_train: int = 20000,
+    n_test: int = 500,
+    min_len: int = 3,
+    max_len: int = 8,
+    seed: int = 0,
+) -> SequenceTask:
+    """Random digit strings and their reversal (``"reverse"``) or sorted form (``"sort"``)."""
+    if name not in _TASKS:
+        raise ValueError(f"task must be one of {sorted(_TASKS)}; got {name!r}")
+    if not 1 <= min_len <= max_len:
+        raise ValueError(f"need 1 ≤ min_len ≤ max_len; got {min_len}, {max_len}")
+    rng = np.random.default_rng(seed)
+    seen: set[tuple[int, ...]] = set()
+    rows: list[tuple[int, ...]] = []
+    while len(rows) < n_train + n_test:
+        seq = tuple(rng.integers(0, 10, size=rng.integers(min_len, max_len + 1)).tolist())
+        if seq not in seen:
+            seen.add(seq)
+            rows.append(seq)
+    width = max_len + 1
+    src = np.full((len(rows), width), PAD_ID, dtype=np.int64)
+    tgt = np.full((len(rows), width + 1), PAD_ID, dtype=np.int64)
+    for i, s in enumerate(rows):
+        src[i, : len(s) + 1] = [*(np.asarray(s) + DIGIT_OFFSET), EOS_ID]
+        answer = np.asarray(_TASKS[name](list(s))) + DIGIT_OFFSET
+        tgt[i, : len(s) + 2] = [BOS_ID, *answer, EOS_ID]
+    return SequenceTask(name, src[:n_train], tgt[:n_train], src[n_train:], tgt[n_train:])
+
+
+def encode_source(digits: str | Sequence[int], max_len: int = 8) -> np.ndarray:
+    """A typed digit string (``"31415"``) → a source row ``(1, max_len + 1)``: digits, EOS, PAD.
+
+    Raises ``ValueError`` for characters that are not digits or a length outside 1 … max_len.
+    """
+    if isinstance(digits, str):
+        if not digits.isdigit():
+            raise ValueError(f"type digits 0-9 only; got {digits!r}")
+        digits = [int(c) for c in digits]
+    digits = list(digits)
+    if not 1 <= len(digits) <= max_len:
+        raise ValueError(f"the model reads 1 … {max_len} digits; got {len(digits)}")
+    row = encode_digits(digits, max_len + 1)
+    row[len(digits)] = EOS_ID
+    return row[None, :]
+
+
+class Progress:
+    """A one-line progress bar: updated in place in a notebook, with ``\\r`` in a terminal."""
+
+    def __init__(self, total: int, width: int = 30, every: int = 10):
+        from IPython import get_ipython
+
+        self.total, self.width, self.every = total, width, every
+        shell = get_ipython()
+        self._handle = None
+        if shell is not None and getattr(shell, "kernel", None) is not None:
+            from IPython.display import display
+
+            self._handle = display(self._text(0, float("nan")), display_id=True)
+
+    def _text(self, step: int, loss: float) -> str:
+        done = round(self.width * step / self.total)
+        bar = "█" * done + "·" * (self.width - done)
+        return f"{bar} step {step:>{len(str(self.total))}}/{self.total}  loss {loss:.4f}"
+
+    def update(self, step: int, loss: float) -> None:
+        if step % self.every and step != self.total:
+            return
+        text = self._text(step, loss)
+        if self._handle is not None:
+            self._handle.update(text)
+        else:
+            print("\r" + text, end="\n" if step == self.total else "", flush=True)
+
+
+@dataclass(frozen=True)
+class TrainingLog:
+    """What :func:`train` did: the loss after every step ``(steps,)`` and the wall time."""
+
+    losses: np.ndarray
+    seconds: float
+
+
+def train(
+    model: Any,
+    task: SequenceTask,
+    steps: int = 300,
+    batch_size: int = 64,
+    lr: float = 5e-3,
+    warmup: int = 30,
+    seed: int = 0,
+    progress: bool = True,
+) -> TrainingLog:
+    """Train a :class:`~course_attention.modules.Seq2SeqTransformer` on ``task``, deterministically.
+
+    Teacher forcing: the decoder reads ``tgt[:, :-1]`` and is scored on ``tgt[:, 1:]``
+    (cross-entropy, padding ignored). Adam with a linear warm-up and a cosine decay; batches are
+    drawn from the training set with a generator seeded by ``seed``.
+    """
+    import time
+
+    import torch
+
+    if steps < 1 or batch_size < 1 or lr <= 0:
+        raise ValueError(f"need steps ≥ 1, batch_size ≥ 1, lr > 0; got {steps}, {batch_size}, {lr}")
+    torch.manual_seed(seed)
+    gen = torch.Generator().manual_seed(seed)
+    src, tgt = torch.from_numpy(task.train_src), torch.from_numpy(task.train_tgt)
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda i: min(1.0, (i + 1) / warmup) * 0.5 * (1 + np.cos(np.pi * i / steps))
+    )
+    bar = Progress(steps) if progress else None
+    losses = np.empty(steps)
+    model.train()
+    start = time.perf_counter()
+    for step in range(steps):
+        idx = torch.randint(0, len(src), (batch_size,), generator=gen)
+        s, t = src[idx], tgt[idx]
+        logits = model(s, t[:, :-1])  # (batch, seq_t, vocab)
+        loss = torch.nn.functional.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]), t[:, 1:].reshape(-1), ignore_index=PAD_ID
+        )
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+        losses[step] = loss.item()
+        if bar is not None:
+            bar.update(step + 1, losses[step])
+    model.eval()
+    return TrainingLog(losses, time.perf_counter() - start)
+
+
+def sequence_accuracy(model: Any, src: np.ndarray, tgt: np.ndarray) -> float:
+    """Share of rows whose greedy decoding equals the target exactly (up to EOS_ID).
+
+    ``src`` ``(n, seq_s)`` and ``tgt`` ``(n, seq_t)`` as in :class:`SequenceTask`.
+    """
+    import torch
+
+    out = model.greedy_decode(torch.from_numpy(src), BOS_ID, EOS_ID, max_steps=tgt.shape[1] - 1)
+    pred = [decode_digits(row) for row in out.tokens.tolist()]
+    truth = [decode_digits(row[1:]) for row in tgt.tolist()]
+    return float(np.mean([p == t for p, t in zip(pred, truth, strict=True)]))
+
+
+__all__ += [
+    "PAD_ID",
+    "BOS_ID",
+    "EOS_ID",
+    "DIGIT_OFFSET",
+    "VOCAB_SIZE",
+    "SequenceTask",
+    "encode_digits",
+    "decode_digits",
+    "sequence_task",
+    "encode_source",
+    "Progress",
+    "TrainingLog",
+    "train",
+    "sequence_accuracy",
+]

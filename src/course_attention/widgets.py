@@ -257,3 +257,42 @@ def multi_head_explorer(head: int = 0, n_heads: int = 2, seed: int = 0) -> Explo
         return viz.head_heatmap(head_weights(n_heads), example.tokens, head, title=title)
 
     return Explorer(controls, make_figure)
+
+
+# --- chapter 6: the Transformer block ------------------------------------------------------
+
+
+@_explorer
+def positions_explorer(position: int = 5, d_model: int = 32, base: float = 10000.0) -> Explorer:
+    """Pick a position, the width and the base of the sinusoidal positions; see the vector.
+
+    Introduced in chapter 6. Controls: ``position`` (0 … 47), ``d_model`` (16, 32, 64 or 128)
+    and ``base`` (100, 1000 or 10000: how slowly the slowest clock turns). The figure is
+    :func:`course_attention.viz.position_figure`: the position's features, and its dot products
+    with every position of a 48-token sequence.
+    """
+    from . import numpy_ref
+
+    seq_len, widths, bases = 48, [16, 32, 64, 128], [100.0, 1000.0, 10000.0]
+    if d_model not in widths or base not in bases or not 0 <= position < seq_len:
+        raise ValueError(
+            f"need position in 0 … {seq_len - 1}, d_model in {widths}, base in {bases}; "
+            f"got {position}, {d_model}, {base}"
+        )
+    controls = {
+        "position": w.IntSlider(
+            value=position, min=0, max=seq_len - 1, description="position", continuous_update=True
+        ),
+        "d_model": w.Dropdown(options=widths, value=d_model, description="d_model"),
+        "base": w.Dropdown(options=bases, value=base, description="base"),
+    }
+
+    def make_figure(position: int, d_model: int, base: float) -> go.Figure:
+        table = numpy_ref.sinusoidal_positions(seq_len, d_model, base)  # (seq_len, d_model)
+        title = f"position {position}, d_model = {d_model}, base = {base:g}"
+        return viz.position_figure(table, position, title=title)
+
+    return Explorer(controls, make_figure)
+
+
+# --- chapter 7: encoder–decoder ---------------------------------------------------------

@@ -6,6 +6,8 @@ a module of their own and are re-exported here, so chapters just call ``viz.<fig
 
 from .core import *  # noqa: F403
 from .core import __all__ as _core
+from .encoder_decoder import *  # noqa: F403
+from .encoder_decoder import __all__ as _encoder_decoder
 from .lookup import *  # noqa: F403
 from .lookup import __all__ as _lookup
 from .masking import *  # noqa: F403
@@ -16,5 +18,16 @@ from .scaling import *  # noqa: F403
 from .scaling import __all__ as _scaling
 from .self_attention import *  # noqa: F403
 from .self_attention import __all__ as _self_attention
+from .transformer_block import *  # noqa: F403
+from .transformer_block import __all__ as _transformer_block
 
-__all__ = [*_core, *_lookup, *_scaling, *_self_attention, *_masking, *_multi_head]
+__all__ = [
+    *_core,
+    *_lookup,
+    *_scaling,
+    *_self_attention,
+    *_masking,
+    *_multi_head,
+    *_transformer_block,
+    *_encoder_decoder,
+]
