@@ -7,30 +7,31 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 PORT ?= 8000
-# These machines keep a CPU build of torch on local disk; elsewhere pass your own spec, e.g.
-#   make book TORCH_SPEC="torch --index-url <PyTorch's CPU wheel index>"   (see README)
+# These machines keep a CPU build of torch on local disk. Elsewhere, get the small CPU-only wheel
+# from PyTorch's own index (see README):  make book TORCH_INDEX=<PyTorch CPU wheel index URL>
 TORCH_SPEC ?= $(if $(wildcard /opt/wheels/torch-2.13.0*),torch==2.13.0,torch>=2.1)
+TORCH_INDEX ?=
 MATHJAX_VERSION ?= 3.2.2
 MATHJAX := _vendor/mathjax/tex-mml-chtml.js
 STAMP := $(VENV)/.installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 JB_BUILD := $(BIN)/jupyter-book build . --builder html
 
-.PHONY: book test lab serve install lint unit notebooks strict-build browser chromium clean
+.PHONY: book test lab serve install lint unit notebooks strict-build browser chromium colab-check clean
 
 book: install
 	rm -rf _build/html _build/jupyter_execute
 	$(JB_BUILD)
 	@echo "The book is in $(CURDIR)/_build/html/index.html — 'make serve' to browse it."
 
-test: install lint unit notebooks strict-build browser
+test: install lint unit notebooks colab-check strict-build browser
 	@echo "make test: all checks passed."
 
 install: $(STAMP) $(MATHJAX)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
+	$(BIN)/python -m pip install --quiet "$(TORCH_SPEC)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(BIN)/python -m pip install --quiet -e ".[book,dev]"
 	touch $@
 
@@ -56,8 +57,23 @@ strict-build: install
 	rm -rf _build/html _build/jupyter_execute _build/.doctrees
 	$(JB_BUILD) -W -n --keep-going
 
+# Debian's chromium drives the browser check (CHROMIUM=/path/to/chrome to use another build).
+# A second environment with Colab's versions of the libraries the course draws with and the
+# oldest numpy pyproject.toml admits; the course is installed on top and may upgrade none of them.
+COLAB_VENV := .venv-colab
+COLAB_PINS := numpy==1.24.0 plotly==5.24.1 ipywidgets==7.7.1
+$(COLAB_VENV)/.installed: pyproject.toml
+	rm -rf $(COLAB_VENV) && $(PYTHON) -m venv $(COLAB_VENV)
+	$(COLAB_VENV)/bin/python -m pip install --quiet "$(TORCH_SPEC)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
+	$(COLAB_VENV)/bin/python -m pip install --quiet $(COLAB_PINS) "ipykernel>=6,<7" "nbclient>=0.7" pyyaml
+	$(COLAB_VENV)/bin/python -m pip install --quiet -e . $(COLAB_PINS)
+	touch $@
+
+colab-check: $(COLAB_VENV)/.installed
+	$(COLAB_VENV)/bin/python tests/colab_like.py
+
 chromium:
-	@command -v chromium >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && \
+	@test -x "$${CHROMIUM:-/usr/bin/chromium}" || { $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; }
 
 browser: install chromium
@@ -72,4 +88,4 @@ serve:
 	$(BIN)/python -m http.server $(PORT) --bind 127.0.0.1 --directory _build/html
 
 clean:
-	rm -rf _build _vendor .pytest_cache .hypothesis .ruff_cache
+	rm -rf _build _vendor .venv-colab .pytest_cache .hypothesis .ruff_cache

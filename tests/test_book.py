@@ -103,3 +103,12 @@ def test_setup_seeds_numpy_and_torch():
 @pytest.mark.parametrize("value", [0.5, np.float64(2.0)])
 def test_glue_returns_its_value_outside_a_kernel(value):
     assert ca.glue("x", value) == value
+
+
+def test_every_figure_gets_a_text_alternative():
+    titled = go.Figure(go.Bar(y=[1]), layout=dict(title=dict(text="Weights <b>now</b>")))
+    assert book.figure_label(titled.to_dict()) == "Weights  now . Interactive bar"
+    untitled = viz.attention_heatmap([[1.0, 0.0], [0.5, 0.5]], ["a", "b"])
+    assert book.figure_label(untitled.to_dict()) == "Interactive heatmap of query against key"
+    slider = viz.slider_figure(lambda v: [go.Bar(y=[v])], [1, 2], "v")
+    assert book.figure_label(slider.to_dict()).endswith("with a slider")

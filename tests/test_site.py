@@ -57,6 +57,10 @@ def test_page_draws_its_figures_and_sliders_change_data(site, path):
         arg=expected,
         timeout=10000,
     )
+    labels = page.eval_on_selector_all(
+        "figure.plotly-figure", "els => els.map(e => e.getAttribute('aria-label'))"
+    )
+    assert len(labels) == expected and all(labels), f"{path}: a figure lacks a text alternative"
     figures = page.evaluate(FIGURES_JS)
     assert len(figures) == expected, f"{path}: {len(figures)} of {expected} figures drew"
     for fig in figures:
@@ -84,3 +88,16 @@ def test_page_draws_its_figures_and_sliders_change_data(site, path):
 def test_plotly_js_is_served_once_from_the_site():
     assert (SITE / "_static" / "plotly.min.js").stat().st_size > 1_000_000
     assert (SITE / "_static" / "mathjax" / "tex-mml-chtml.js").exists()
+
+
+def test_a_chapter_reads_on_a_375_px_phone_screen_without_sideways_scrolling(site):
+    base, chromium = site
+    page = chromium.new_page(viewport={"width": 375, "height": 800})
+    page.goto(base + "chapters/02_scaled_dot_product.html", wait_until="load")
+    page.wait_for_load_state("networkidle")
+    page.screenshot(path=str(SITE.parent / "narrow-375px.png"))
+    overflow = page.evaluate(
+        "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    )
+    assert overflow <= 0, f"the page scrolls sideways by {overflow} px at 375 px"
+    page.close()

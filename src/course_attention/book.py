@@ -13,7 +13,9 @@ Two parts, both listed in the book's configuration:
 from __future__ import annotations
 
 import json
+import re
 import shutil
+from html import escape
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -39,7 +41,29 @@ class PlotlyMimeRenderer:
         figure = json.loads(content) if isinstance(content, (str, bytes)) else content
         html = figure_html(figure, div_id=f"fig-{data.cell_index}-{data.output_index}")
         renderer.add_js_file("plotly", PLOTLY_JS, {})
+        label = escape(figure_label(figure), quote=True)
+        html = f'<figure class="plotly-figure" role="group" aria-label="{label}">{html}</figure>'
         return [nodes.raw("", html, format="html", classes=["output", "plotly-figure"])]
+
+
+def figure_label(figure: dict) -> str:
+    """A text alternative for a screen reader: the title, or the kinds of plot and their axes."""
+    layout = figure.get("layout", {})
+    title = layout.get("title", {})
+    title = title.get("text") if isinstance(title, dict) else title
+    kinds = sorted({trace.get("type", "scatter") for trace in figure.get("data", [])})
+    axes = [
+        (layout.get(axis, {}).get("title") or {}).get("text")
+        for axis in ("xaxis", "yaxis")
+        if isinstance(layout.get(axis, {}).get("title"), dict)
+    ]
+    described = f"Interactive {' and '.join(kinds) or 'figure'}"
+    if any(axes):
+        described += " of " + " against ".join(a for a in reversed(axes) if a)
+    if layout.get("sliders"):
+        described += ", with a slider"
+    text = f"{title}. {described}" if title else described
+    return re.sub(r"<[^>]+>", " ", text).strip()
 
 
 def figure_html(figure: dict, div_id: str) -> str:

@@ -233,7 +233,7 @@ class RecurrenceTiming:
 
     seq: np.ndarray  #: sequence lengths
     recurrence_steps: np.ndarray  #: dependent steps of the recurrent layer (counted)
-    attention_steps: np.ndarray  #: dependent steps of self-attention: one set of matrix products
+    attention_steps: np.ndarray  #: dependent steps of self-attention (one set of matrix products)
     recurrence_seconds: np.ndarray
     attention_seconds: np.ndarray
 

@@ -33,13 +33,13 @@ __all__ = [
     "it_sentence",
 ]
 
-#: Introduced in chapter 1: a Python dict is a hard look-up table, key -> value.
+#: Introduced in chapter 1. A Python dict is a hard look-up table, key -> value.
 FRUIT_DICT: dict[str, int] = {"apple": 10, "banana": 5, "chair": 2}
 
 #: The two made-up features of :data:`WORD_VECTORS` (chapter 1).
 WORD_FEATURES: tuple[str, str] = ("edible", "man-made")
 
-#: Introduced in chapter 1: 2-D word vectors, ``(2,)`` each, so they can be drawn on a plane.
+#: Introduced in chapter 1. 2-D word vectors, ``(2,)`` each, so they can be drawn on a plane.
 #: Similar words point in similar directions; their dot product is large.
 WORD_VECTORS: dict[str, np.ndarray] = {
     word: np.array(vector, dtype=float)
@@ -113,7 +113,7 @@ def worked_example() -> WorkedExample:
 
 # --- chapter 3: self-attention ------------------------------------------------------------
 
-#: Introduced in chapter 3: the two endings of "The animal didn't cross the street because it
+#: Introduced in chapter 3. The two endings of "The animal didn't cross the street because it
 #: was too …". With "tired", "it" is the animal; with "wide", it is the street.
 IT_ENDINGS: tuple[str, str] = ("tired", "wide")
 
@@ -211,11 +211,11 @@ def it_sentence(ending: str = "tired", context: float = 1.0) -> ItSentence:
 
 # --- chapter 4: masking -------------------------------------------------------------------
 
-#: Introduced in chapter 4: one training sentence for next-token prediction, with its
+#: Introduced in chapter 4. One training sentence for next-token prediction, with its
 #: beginning- and end-of-sequence tokens.
 NEXT_TOKEN_SENTENCE: tuple[str, ...] = ("[BOS]", "I", "like", "you", "[EOS]")
 
-#: Introduced in chapter 4: sentences of unequal length, to be padded into one batch.
+#: Introduced in chapter 4. Sentences of unequal length, to be padded into one batch.
 UNEQUAL_SENTENCES: tuple[tuple[str, ...], ...] = (
     ("[BOS]", "I", "like", "you"),
     ("[BOS]", "hello"),
@@ -541,4 +541,98 @@ __all__ += [
     "TrainingLog",
     "train",
     "sequence_accuracy",
+]
+
+
+# --- chapter 7: figures' data (helpers for the chapter's heatmaps and decoding slider) ---------
+
+_SPECIAL_NAMES = {PAD_ID: "[PAD]", BOS_ID: "[BOS]", EOS_ID: "[EOS]"}
+
+
+def token_names(ids: Sequence[int]) -> list[str]:
+    """Ids of the digit tasks → readable names ``(seq,)``: ``"[BOS]"``, ``"7"``, ``"[EOS]"``…"""
+    return [_SPECIAL_NAMES.get(int(i), str(int(i) - DIGIT_OFFSET)) for i in ids]
+
+
+@dataclass(frozen=True)
+class AttentionMap:
+    """Cross-attention weights ``(seq_t, seq_s)`` with their query and key names (chapter 7)."""
+
+    weights: np.ndarray
+    queries: list[str]
+    keys: list[str]
+
+
+def _layer_index(model: Any, layer: int) -> int:
+    n = len(model.decoder)
+    if not -n <= layer < n:
+        raise ValueError(f"layer={layer} is not an index into {n} decoder layers")
+    return layer % n
+
+
+def cross_attention_map(
+    model: Any, digits: str | Sequence[int], task: str = "reverse", layer: int = -1
+) -> AttentionMap:
+    """Teacher-forced cross-attention of one decoder layer, averaged over heads (chapter 7).
+
+    The decoder reads ``[BOS]`` and the correct answer (so an untrained and a trained model get
+    the same rows); row ``t`` is where the decoder looked in the source when predicting answer
+    token ``t``. Only the real source tokens (digits and ``[EOS]``) are kept:
+    ``weights`` ``(len(digits) + 1, len(digits) + 1)``.
+    """
+    import torch
+
+    if task not in _TASKS:
+        raise ValueError(f"task must be one of {sorted(_TASKS)}; got {task!r}")
+    layer = _layer_index(model, layer)
+    src = encode_source(digits)  # (1, max_len + 1)
+    n = int((src[0] != PAD_ID).sum())  # digits + EOS
+    answer = np.asarray(_TASKS[task](decode_digits(src[0])), dtype=np.int64) + DIGIT_OFFSET
+    tgt_in = np.concatenate([[BOS_ID], answer])[None, :]  # (1, n): [BOS] + answer
+    with torch.no_grad():
+        src_t = torch.from_numpy(src)
+        memory, _ = model.encode(src_t, need_weights=False)
+        _, cross = model.decode(torch.from_numpy(tgt_in), memory, src_t)
+    weights = cross[layer][0].mean(dim=0)[:, :n].double().numpy()  # (seq_t, seq_s)
+    return AttentionMap(weights, token_names(tgt_in[0]), token_names(src[0, :n]))
+
+
+@dataclass(frozen=True)
+class DecodingSteps:
+    """Greedy decoding, one step at a time (chapter 7).
+
+    ``source`` names the real source tokens ``(seq_s,)``; ``tokens`` names the generated tokens
+    ``(steps,)``; ``weights`` ``(steps, seq_s)`` is the cross-attention row (one decoder layer,
+    averaged over heads) of the query that chose each token.
+    """
+
+    source: list[str]
+    tokens: list[str]
+    weights: np.ndarray
+
+
+def decoding_steps(model: Any, digits: str | Sequence[int], layer: int = -1) -> DecodingSteps:
+    """Greedy-decode the typed ``digits`` and keep each step's cross-attention (chapter 7).
+
+    Raises ``ValueError`` (from :func:`encode_source`) for input that is not 1 … 8 digits.
+    """
+    import torch
+
+    layer = _layer_index(model, layer)
+    src = encode_source(digits)  # (1, max_len + 1)
+    n = int((src[0] != PAD_ID).sum())
+    out = model.greedy_decode(
+        torch.from_numpy(src), BOS_ID, EOS_ID, max_steps=src.shape[1], return_attention=True
+    )
+    rows = [step[layer, 0].mean(dim=0)[:n] for step in out.cross_attention]  # (seq_s,) each
+    weights = torch.stack(rows).double().numpy()  # (steps, seq_s)
+    return DecodingSteps(token_names(src[0, :n]), token_names(out.tokens[0].tolist()), weights)
+
+
+__all__ += [
+    "token_names",
+    "AttentionMap",
+    "cross_attention_map",
+    "DecodingSteps",
+    "decoding_steps",
 ]

@@ -296,3 +296,63 @@ def positions_explorer(position: int = 5, d_model: int = 32, base: float = 10000
 
 
 # --- chapter 7: encoder–decoder ---------------------------------------------------------
+
+
+def _digit_model(seed: int = 0) -> Any:
+    """The chapter-7 model, untrained and seeded without touching the global torch RNG."""
+    import torch
+
+    from . import modules, toy
+
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        model = modules.Seq2SeqTransformer(
+            toy.VOCAB_SIZE, toy.VOCAB_SIZE, d_model=64, n_heads=4, n_layers=2, max_len=16
+        )
+    return model.eval()
+
+
+@_explorer
+def decoding_explorer(digits: str = "31415", step: int = 0, model: Any = None) -> Explorer:
+    """Type digits; step through the greedy decoding of a (trained) encoder–decoder.
+
+    Introduced in chapter 7. Controls: ``digits`` (a text box, 1 … 8 digits) and ``step``
+    (which generated token to show). ``model`` is a
+    :class:`course_attention.modules.Seq2SeqTransformer` on the digit vocabulary; the default
+    is the chapter's model *untrained* (seeded), so pass the trained one. Wrong input shows the
+    error message as the figure title instead of a traceback.
+    """
+    from . import toy
+
+    model = _digit_model() if model is None else model
+    cache: dict[str, Any] = {}
+
+    def steps_for(text: str) -> Any:
+        if text not in cache:  # greedy decoding once per typed string
+            cache[text] = toy.decoding_steps(model, text.strip())
+        return cache[text]
+
+    controls = {
+        "digits": w.Text(value=digits, description="digits", continuous_update=False),
+        "step": w.IntSlider(value=step, min=0, max=8, description="step", continuous_update=True),
+    }
+
+    def limit_step(change: dict) -> None:
+        try:
+            controls["step"].max = max(1, len(steps_for(change["new"]).tokens) - 1)
+        except ValueError:
+            pass
+
+    controls["digits"].observe(limit_step, names="value")
+    limit_step({"new": digits})
+
+    def make_figure(digits: str, step: int) -> go.Figure:
+        try:
+            steps = steps_for(digits)
+        except ValueError as error:
+            return viz.decoding_error_figure(str(error))
+        step = min(step, len(steps.tokens) - 1)
+        title = f"output so far: {' '.join(steps.tokens[: step + 1])}"
+        return viz.decoding_figure(steps, step, title=title)
+
+    return Explorer(controls, make_figure)

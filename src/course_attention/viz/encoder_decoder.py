@@ -1,5 +1,253 @@
-"""Figures of chapter 7 (encoder–decoder and cross-attention)."""
+"""Figures of chapter 7 (encoder–decoder and cross-attention).
+
+Introduced in chapter 7: the masks of the three Transformer families, cross-attention maps
+before and after training, and greedy decoding step by step (a slider over precomputed frames).
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+from numpy.typing import ArrayLike
+from plotly.subplots import make_subplots
+
+from .. import numpy_ref as ref
+from .core import PALETTE, _layout, _rounded, heatmap_trace, slider_figure, unique_labels
+
+__all__ = [
+    "architecture_masks",
+    "architecture_mask_figure",
+    "cross_attention_pair",
+    "decoding_traces",
+    "decoding_figure",
+    "decoding_slider",
+    "decoding_error_figure",
+    "training_loss_figure",
+]
+
+_MASK_SCALE = [[0.0, "#E5E5E5"], [1.0, PALETTE[2]]]  # hidden: light grey; may attend: green
+
+
+def architecture_masks(n_src: int, n_tgt: int) -> dict[str, np.ndarray]:
+    """The allowed-masks (bool, True = may attend) of the three Transformer families.
+
+    Introduced in chapter 7. Returns, in order:
+    ``"BERT: self (bidirectional)"`` ``(n_src, n_src)`` all True;
+    ``"GPT: self (causal)"`` ``(n_tgt, n_tgt)`` lower triangle;
+    ``"T5 encoder: self"`` ``(n_src, n_src)`` all True;
+    ``"T5 decoder: self (causal)"`` ``(n_tgt, n_tgt)`` lower triangle;
+    ``"T5 decoder: cross"`` ``(n_tgt, n_src)`` all True (every target query sees every source key).
+    """
+    if n_src < 1 or n_tgt < 1:
+        raise ValueError(f"need n_src ≥ 1 and n_tgt ≥ 1; got {n_src}, {n_tgt}")
+    full_src = np.ones((n_src, n_src), dtype=bool)
+    causal_tgt = ref.causal_mask(n_tgt)
+    return {
+        "BERT: self (bidirectional)": full_src,
+        "GPT: self (causal)": causal_tgt,
+        "T5 encoder: self": full_src.copy(),
+        "T5 decoder: self (causal)": causal_tgt.copy(),
+        "T5 decoder: cross": np.ones((n_tgt, n_src), dtype=bool),
+    }
+
+
+def _mask_trace(mask: np.ndarray, queries: Sequence[str], keys: Sequence[str]) -> go.Heatmap:
+    return go.Heatmap(
+        z=mask.astype(int).tolist(),
+        x=unique_labels(keys),
+        y=unique_labels(queries),
+        zmin=0,
+        zmax=1,
+        colorscale=_MASK_SCALE,
+        showscale=False,
+        xgap=1,
+        ygap=1,
+        hovertemplate="query %{y}<br>key %{x}<br>may attend: %{z}<extra></extra>",
+    )
+
+
+def architecture_mask_figure(
+    src_tokens: Sequence[str], tgt_tokens: Sequence[str], title: str | None = None
+) -> go.Figure:
+    """Five mask panels side by side: BERT, GPT, and T5's encoder, decoder and cross masks.
+
+    Introduced in chapter 7. ``src_tokens`` ``(seq_s,)`` label the encoder's positions (BERT
+    reads them too); ``tgt_tokens`` ``(seq_t,)`` the decoder's (GPT reads them too). Green = may
+    attend, grey = hidden. The masks come from :func:`architecture_masks`.
+    """
+    masks = architecture_masks(len(src_tokens), len(tgt_tokens))
+    labels = {  # (queries, keys) of each panel
+        "BERT: self (bidirectional)": (src_tokens, src_tokens),
+        "GPT: self (causal)": (tgt_tokens, tgt_tokens),
+        "T5 encoder: self": (src_tokens, src_tokens),
+        "T5 decoder: self (causal)": (tgt_tokens, tgt_tokens),
+        "T5 decoder: cross": (tgt_tokens, src_tokens),
+    }
+    names = list(masks)
+    fig = make_subplots(rows=1, cols=len(names), subplot_titles=names, horizontal_spacing=0.04)
+    for col, name in enumerate(names, start=1):
+        fig.add_trace(_mask_trace(masks[name], *labels[name]), row=1, col=col)
+        fig.update_yaxes(autorange="reversed", row=1, col=col, showticklabels=col in (1, 2))
+        fig.update_xaxes(tickangle=0, row=1, col=col)
+    fig.update_annotations(font_size=11)
+    return _layout(fig, title, height=330)
+
+
+def cross_attention_pair(
+    before: ArrayLike,
+    after: ArrayLike,
+    queries: Sequence[str],
+    keys: Sequence[str],
+    title: str | None = None,
+) -> go.Figure:
+    """Two cross-attention heatmaps ``(seq_t, seq_s)`` side by side: before and after training.
+
+    Introduced in chapter 7. Rows are the decoder's queries, columns the encoder's positions.
+    """
+    b, a = np.asarray(before, dtype=float), np.asarray(after, dtype=float)
+    if b.shape != a.shape:
+        raise ValueError(f"before {b.shape} and after {a.shape} must have the same shape")
+    fig = make_subplots(
+        rows=1, cols=2, subplot_titles=("before training", "after training"), shared_yaxes=True
+    )
+    fig.add_trace(heatmap_trace(b, queries, keys), row=1, col=1)
+    right = heatmap_trace(a, queries, keys)
+    right.update(showscale=False)
+    fig.add_trace(right, row=1, col=2)
+    fig.update_yaxes(autorange="reversed", title="decoder query", row=1, col=1)
+    fig.update_xaxes(title="encoder position (key)")
+    return _layout(fig, title, height=max(320, 100 + 40 * len(queries)))
+
+
+def _check_steps(steps: Any) -> np.ndarray:
+    w = np.asarray(steps.weights, dtype=float)
+    if w.ndim != 2 or w.shape != (len(steps.tokens), len(steps.source)):
+        raise ValueError(
+            f"weights of shape {w.shape} need ({len(steps.tokens)}, {len(steps.source)}): "
+            "one row per generated token, one column per source token"
+        )
+    return w
+
+
+def decoding_traces(steps: Any, step: int) -> tuple[go.Heatmap, go.Bar, go.Scatter]:
+    """The traces of greedy decoding at ``step`` (0-based), for a slider or a live explorer.
+
+    Introduced in chapter 7. ``steps`` is a :class:`course_attention.toy.DecodingSteps`
+    (``weights`` ``(steps, seq_s)``). Left: the cross-attention rows of the steps so far (later
+    rows blank); right: the row used to pick token ``step``; on top: the tokens so far.
+    """
+    w = _check_steps(steps)
+    if not 0 <= step < len(w):
+        raise ValueError(f"step={step} is not an index into {len(w)} decoding steps")
+    rows = [f"step {i + 1}" for i in range(len(w))]
+    shown = np.where(np.arange(len(w))[:, None] <= step, w, np.nan)  # (steps, seq_s)
+    heat = go.Heatmap(
+        z=[[None if np.isnan(v) else v for v in row] for row in _rounded(shown)],
+        x=unique_labels(steps.source),
+        y=rows,
+        zmin=0.0,
+        zmax=1.0,
+        colorscale="Viridis",
+        colorbar=dict(title="weight", x=0.46),
+        texttemplate="%{z:.2f}",
+        hovertemplate="%{y}<br>source %{x}<br>weight %{z:.3f}<extra></extra>",
+    )
+    bars = go.Bar(
+        x=unique_labels(steps.source),
+        y=_rounded(w[step]),
+        marker_color=PALETTE[0],
+        text=[f"{v:.2f}" for v in w[step]],
+        textposition="outside",
+        xaxis="x2",
+        yaxis="y2",
+        hovertemplate="source %{x}<br>weight %{y:.3f}<extra></extra>",
+    )
+    so_far = " ".join(["[BOS]", *steps.tokens[:step]])
+    text = go.Scatter(
+        x=[0.5],
+        y=[0.5],
+        mode="text",
+        text=[f"decoder input: {so_far}   →   picks: <b>{steps.tokens[step]}</b>"],
+        textfont=dict(size=14),
+        xaxis="x3",
+        yaxis="y3",
+        hoverinfo="skip",
+        showlegend=False,
+    )
+    return heat, bars, text
+
+
+def _decoding_layout(fig: go.Figure, title: str | None, height: int) -> go.Figure:
+    fig.update_layout(
+        xaxis=dict(domain=[0.0, 0.42], title="source token (key)"),
+        yaxis=dict(domain=[0.0, 0.8], autorange="reversed"),
+        xaxis2=dict(domain=[0.55, 1.0], title="source token (key)", anchor="y2"),
+        yaxis2=dict(domain=[0.0, 0.8], range=[0, 1.15], title="weight", anchor="x2"),
+        xaxis3=dict(domain=[0.0, 1.0], range=[0, 1], visible=False, anchor="y3"),
+        yaxis3=dict(domain=[0.86, 1.0], range=[0, 1], visible=False, anchor="x3"),
+        showlegend=False,
+    )
+    return _layout(fig, title, height=height)
+
+
+def decoding_figure(steps: Any, step: int, title: str | None = None) -> go.Figure:
+    """Greedy decoding at one ``step`` (chapter 7; the live explorer redraws this)."""
+    fig = go.Figure(list(decoding_traces(steps, step)))
+    return _decoding_layout(fig, title, height=440)
+
+
+def decoding_slider(steps: Any, title: str | None = None) -> go.Figure:
+    """Greedy decoding with a slider over the steps: works on the static website.
+
+    Introduced in chapter 7. ``steps`` is a :class:`course_attention.toy.DecodingSteps`
+    ``(steps, seq_s)``; each slider position is one precomputed frame of
+    :func:`decoding_traces`.
+    """
+    n = len(_check_steps(steps))
+    fig = slider_figure(
+        lambda t: decoding_traces(steps, t),
+        list(range(n)),
+        label="step",
+        format_value=lambda t: str(t + 1),
+        title=title,
+        height=500,
+    )
+    return _decoding_layout(fig, title, height=500)
+
+
+def decoding_error_figure(message: str) -> go.Figure:
+    """An empty decoding figure that shows ``message`` (chapter 7: wrong typed input)."""
+    text = go.Scatter(
+        x=[0.5],
+        y=[0.5],
+        mode="text",
+        text=[message],
+        textfont=dict(size=14, color=PALETTE[5]),
+        hoverinfo="skip",
+    )
+    fig = go.Figure(text)
+    fig.update_xaxes(visible=False, range=[0, 1])
+    fig.update_yaxes(visible=False, range=[0, 1])
+    return _layout(fig, f"cannot decode: {message}", height=440)
+
+
+def training_loss_figure(losses: ArrayLike, title: str | None = None) -> go.Figure:
+    """The training loss after every step ``(steps,)``, on a log scale (chapter 7)."""
+    loss = np.asarray(losses, dtype=float)
+    if loss.ndim != 1 or not len(loss):
+        raise ValueError(f"losses must have shape (steps,); got {loss.shape}")
+    fig = go.Figure(
+        go.Scatter(
+            x=list(range(1, len(loss) + 1)),
+            y=_rounded(loss),
+            mode="lines",
+            line=dict(color=PALETTE[0]),
+            hovertemplate="step %{x}<br>loss %{y:.4f}<extra></extra>",
+        )
+    )
+    fig.update_xaxes(title="training step")
+    fig.update_yaxes(title="cross-entropy (log scale)", type="log")
+    return _layout(fig, title, height=320)

@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 
-#: Keys of the chapter-1 soft look-up figures (the words of :data:`toy.FRUIT_DICT`).
+#: Keys of the chapter-1 soft look-up figures (the words of ``toy.FRUIT_DICT``).
 LOOKUP_KEYS: tuple[str, ...] = ("apple", "banana", "chair")
 
 
@@ -63,7 +63,7 @@ def word_plane(
     query: str | None = None,
     title: str | None = None,
 ) -> go.Figure:
-    """The 2-D toy word vectors of :data:`toy.WORD_VECTORS` drawn as arrows on the plane.
+    """The 2-D toy word vectors of ``toy.WORD_VECTORS`` drawn as arrows on the plane.
 
     Introduced in chapter 1. ``words`` defaults to the whole vocabulary; ``query`` (one of the
     words) is drawn in a second colour, and hovering a word shows its dot product with it.
@@ -93,7 +93,7 @@ def soft_lookup_traces(
     """The traces of one soft look-up: key and query arrows, weights, the looked-up value.
 
     Introduced in chapter 1. ``query`` is a 2-D vector ``(2,)``; the keys are words of
-    :data:`toy.WORD_VECTORS` and :data:`toy.FRUIT_DICT`. The weights are
+    ``toy.WORD_VECTORS`` and ``toy.FRUIT_DICT``. The weights are
     ``softmax(K q / temperature)`` ``(n_keys,)`` and the value is ``weights @ values``.
     Lay them out with :func:`soft_lookup_figure` (or :func:`slider_figure` + its layout).
     """

@@ -126,7 +126,7 @@ def mask_builder(
     scores: ArrayLike | None = None,
     title: str | None = None,
 ) -> go.Figure:
-    """The mask builder for the website: a slider over :data:`MASK_KINDS` (chapter 4).
+    """The mask builder for the website: a slider over ``MASK_KINDS`` (chapter 4).
 
     Each frame shows one mask ``(seq, seq)`` beside the weights it gives; ``tokens`` ``(seq,)``
     hold ``n_real`` real tokens and padding after them; ``scores`` ``(seq, seq)``.

@@ -1,0 +1,53 @@
+"""Execute every chapter the way Colab would: Colab's library versions, Colab's renderer.
+
+Run by ``make colab-check`` inside ``.venv-colab``: plotly 5.24.1 and ipywidgets 7.7.1 (Colab's
+runtime), the oldest numpy that pyproject.toml admits, and the course installed on top without
+upgrading any of them. ``COLAB_RELEASE_TAG`` (set by Colab) switches ``ca.setup`` to the Colab
+renderer; the check asserts that every figure went through it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from importlib.metadata import version
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _notebooks import execute, notebooks  # noqa: E402
+
+COLAB_HTML = "s.onload = draw"  # the Colab renderer waits for plotly.js before drawing
+
+
+def main() -> int:
+    os.environ.setdefault("COLAB_RELEASE_TAG", "colab-like-check")
+    libs = ("numpy", "plotly", "ipywidgets", "torch", "ipykernel")
+    print("versions:", ", ".join(f"{name} {version(name)}" for name in libs))
+    failed = passed = 0
+    for path in notebooks():
+        start = time.perf_counter()
+        try:
+            nb, _ = execute(path)
+        except Exception as error:  # noqa: BLE001 - report every chapter, then fail
+            print(f"FAIL {path.stem}: {type(error).__name__}: {str(error)[-400:]}")
+            failed += 1
+            continue
+        outputs = [o for c in nb.cells for o in c.get("outputs", []) if "data" in o]
+        colab = sum(COLAB_HTML in o["data"].get("text/html", "") for o in outputs)
+        plotly_json = sum("application/vnd.plotly.v1+json" in o["data"] for o in outputs)
+        if plotly_json or not colab:
+            print(f"FAIL {path.stem}: {colab} Colab figures, {plotly_json} plotly JSON outputs")
+            failed += 1
+            continue
+        print(
+            f"ok   {path.stem}: {colab} figures via the Colab renderer, "
+            f"{time.perf_counter() - start:.1f} s"
+        )
+        passed += 1
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
