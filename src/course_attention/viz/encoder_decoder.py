@@ -12,10 +12,17 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
-from plotly.subplots import make_subplots
 
 from .. import numpy_ref as ref
-from .core import PALETTE, _layout, _rounded, heatmap_trace, slider_figure, unique_labels
+from .core import (
+    PALETTE,
+    WEIGHT_SCALE,
+    _layout,
+    _rounded,
+    heatmap_trace,
+    slider_figure,
+    unique_labels,
+)
 
 __all__ = [
     "architecture_masks",
@@ -78,6 +85,8 @@ def architecture_mask_figure(
     reads them too); ``tgt_tokens`` ``(seq_t,)`` the decoder's (GPT reads them too). Green = may
     attend, grey = hidden. The masks come from :func:`architecture_masks`.
     """
+    from plotly.subplots import make_subplots
+
     masks = architecture_masks(len(src_tokens), len(tgt_tokens))
     labels = {  # (queries, keys) of each panel
         "BERT: self (bidirectional)": (src_tokens, src_tokens),
@@ -87,13 +96,17 @@ def architecture_mask_figure(
         "T5 decoder: cross": (tgt_tokens, src_tokens),
     }
     names = list(masks)
-    fig = make_subplots(rows=1, cols=len(names), subplot_titles=names, horizontal_spacing=0.04)
+    titles = [name.replace(": ", "<br>") for name in names]  # two short lines per panel
+    fig = make_subplots(rows=1, cols=len(names), subplot_titles=titles, horizontal_spacing=0.05)
     for col, name in enumerate(names, start=1):
         fig.add_trace(_mask_trace(masks[name], *labels[name]), row=1, col=col)
-        fig.update_yaxes(autorange="reversed", row=1, col=col, showticklabels=col in (1, 2))
-        fig.update_xaxes(tickangle=0, row=1, col=col)
-    fig.update_annotations(font_size=11)
-    return _layout(fig, title, height=330)
+        fig.update_yaxes(autorange="reversed", row=1, col=col)
+    fig.update_xaxes(tickangle=-45, tickfont_size=10)
+    fig.update_yaxes(tickfont_size=10)
+    fig.update_annotations(font_size=12)
+    fig = _layout(fig, title, height=340)
+    fig.update_layout(margin=dict(t=110 if title else 80))
+    return fig
 
 
 def cross_attention_pair(
@@ -107,6 +120,8 @@ def cross_attention_pair(
 
     Introduced in chapter 7. Rows are the decoder's queries, columns the encoder's positions.
     """
+    from plotly.subplots import make_subplots
+
     b, a = np.asarray(before, dtype=float), np.asarray(after, dtype=float)
     if b.shape != a.shape:
         raise ValueError(f"before {b.shape} and after {a.shape} must have the same shape")
@@ -117,7 +132,8 @@ def cross_attention_pair(
     right = heatmap_trace(a, queries, keys)
     right.update(showscale=False)
     fig.add_trace(right, row=1, col=2)
-    fig.update_yaxes(autorange="reversed", title="decoder query", row=1, col=1)
+    fig.update_yaxes(autorange="reversed")
+    fig.update_yaxes(title="decoder query", row=1, col=1)
     fig.update_xaxes(title="encoder position (key)")
     return _layout(fig, title, height=max(320, 100 + 40 * len(queries)))
 
@@ -150,8 +166,8 @@ def decoding_traces(steps: Any, step: int) -> tuple[go.Heatmap, go.Bar, go.Scatt
         y=rows,
         zmin=0.0,
         zmax=1.0,
-        colorscale="Viridis",
-        colorbar=dict(title="weight", x=0.46),
+        colorscale=WEIGHT_SCALE,
+        showscale=False,  # every cell shows its value; a colour bar would crowd the bars
         texttemplate="%{z:.2f}",
         hovertemplate="%{y}<br>source %{x}<br>weight %{z:.3f}<extra></extra>",
     )
@@ -182,7 +198,7 @@ def decoding_traces(steps: Any, step: int) -> tuple[go.Heatmap, go.Bar, go.Scatt
 
 def _decoding_layout(fig: go.Figure, title: str | None, height: int) -> go.Figure:
     fig.update_layout(
-        xaxis=dict(domain=[0.0, 0.42], title="source token (key)"),
+        xaxis=dict(domain=[0.0, 0.45], title="source token (key)"),
         yaxis=dict(domain=[0.0, 0.8], autorange="reversed"),
         xaxis2=dict(domain=[0.55, 1.0], title="source token (key)", anchor="y2"),
         yaxis2=dict(domain=[0.0, 0.8], range=[0, 1.15], title="weight", anchor="x2"),
