@@ -45,7 +45,7 @@ $(MATHJAX):
 	  && cp $$tmp/package/es5/tex-mml-chtml.js $@ && rm -rf $$tmp
 
 lint: install
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks scripts
 
 unit: install
 	$(BIN)/pytest -q -x -m "not notebooks and not browser"
