@@ -36,7 +36,7 @@ def main() -> int:
         outputs = [o for c in nb.cells for o in c.get("outputs", []) if "data" in o]
         colab = sum(COLAB_HTML in o["data"].get("text/html", "") for o in outputs)
         plotly_json = sum("application/vnd.plotly.v1+json" in o["data"] for o in outputs)
-        if plotly_json or not colab:
+        if plotly_json or (not colab and path.stem[:2].isdigit()):  # chapters all have figures
             print(f"FAIL {path.stem}: {colab} Colab figures, {plotly_json} plotly JSON outputs")
             failed += 1
             continue
