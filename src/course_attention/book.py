@@ -7,7 +7,7 @@ Two parts, both listed in the book's configuration:
   ``Plotly.newPlot`` call and asks for ``plotly.min.js`` on that page only.
 * :func:`setup`, a Sphinx extension (``course_attention.book`` in ``_config.yml``): at the end of
   the build it copies ``plotly.min.js`` from the installed plotly into ``_static/``, so the
-  browser library always matches the Python one.
+  browser library always matches the Python one, and it adds the course's small stylesheet.
 """
 
 from __future__ import annotations
@@ -95,7 +95,15 @@ def _copy_plotly_js(app: Any, exception: Exception | None) -> None:
         shutil.copyfile(plotly_js_path(), static / PLOTLY_JS)
 
 
+def _add_static_path(app: Any) -> None:
+    # after Jupyter Book has read its own config: it adds every .js/.css of html_static_path
+    # folders to every page, which is what we want for this one stylesheet only
+    app.config.html_static_path.append(str(Path(__file__).parent / "static"))
+
+
 def setup(app: Any) -> dict[str, Any]:
     """Sphinx extension entry point."""
+    app.connect("builder-inited", _add_static_path)
+    app.add_css_file("course_attention.css")
     app.connect("build-finished", _copy_plotly_js)
     return {"version": "0.1", "parallel_read_safe": True, "parallel_write_safe": True}
