@@ -55,11 +55,29 @@ def test_mime_renderer_ignores_other_types():
     assert book.PlotlyMimeRenderer.handle_mime(_FakeRenderer(), data, inline=False) is None
 
 
-def test_extension_copies_the_installed_plotly_js(tmp_path):
-    app = SimpleNamespace(outdir=str(tmp_path), builder=SimpleNamespace(format="html"))
+def test_extension_copies_plotly_js_of_the_installed_version(tmp_path, monkeypatch):
+    from plotly.offline import get_plotlyjs_version
+
+    vendor = tmp_path / "src" / "_vendor" / "plotly"
+    vendor.mkdir(parents=True)
+    app = SimpleNamespace(
+        outdir=str(tmp_path / "out"),
+        srcdir=str(tmp_path / "src"),
+        builder=SimpleNamespace(format="html"),
+        config=SimpleNamespace(course_attention_plotly_dir="_vendor/plotly"),
+    )
+    full = book.plotly_js_path(None)
+    book._copy_plotly_js(app, None)  # no cartesian bundle: the full one
+    copied = tmp_path / "out" / "_static" / book.PLOTLY_JS
+    assert copied.read_bytes() == full.read_bytes()
+    small = vendor / f"plotly-cartesian-{get_plotlyjs_version()}.min.js"
+    small.write_text("/* cartesian */")
+    monkeypatch.setattr(book, "TRACE_TYPES", {"bar", "heatmap", "scatter"})
     book._copy_plotly_js(app, None)
-    copied = tmp_path / "_static" / book.PLOTLY_JS
-    assert copied.read_bytes() == book.plotly_js_path().read_bytes()
+    assert copied.read_text() == "/* cartesian */"
+    monkeypatch.setattr(book, "TRACE_TYPES", {"bar", "scatter3d"})  # not in the small bundle
+    book._copy_plotly_js(app, None)
+    assert copied.read_bytes() == full.read_bytes()
 
 
 def test_colab_renderer_waits_for_plotly_before_drawing(monkeypatch):

@@ -39,6 +39,9 @@ class PlotlyMimeRenderer:
 
         content = data.content
         figure = json.loads(content) if isinstance(content, (str, bytes)) else content
+        TRACE_TYPES.update(trace.get("type", "scatter") for trace in figure.get("data", []))
+        for frame in figure.get("frames", []):
+            TRACE_TYPES.update(trace.get("type", "scatter") for trace in frame.get("data", []))
         html = figure_html(figure, div_id=f"fig-{data.cell_index}-{data.output_index}")
         renderer.add_js_file("plotly", PLOTLY_JS, {})
         label = escape(figure_label(figure), quote=True)
@@ -81,10 +84,29 @@ def figure_html(figure: dict, div_id: str) -> str:
     )
 
 
-def plotly_js_path() -> Path:
-    """Path of ``plotly.min.js`` shipped inside the installed plotly package."""
-    import plotly
+#: Trace types drawn on the site's pages (filled while the pages are written).
+TRACE_TYPES: set[str] = set()
+#: Trace types of plotly.js's "cartesian" bundle, a third of the full bundle's 4.7 MB.
+CARTESIAN_TYPES = frozenset(
+    "bar box contour heatmap histogram histogram2d histogram2dcontour image pie scatter "
+    "scatterternary violin".split()
+)
 
+
+def plotly_js_path(vendor_dir: Path | None = None) -> Path:
+    """The ``plotly.min.js`` the site serves: the same version as the installed plotly.
+
+    The cartesian bundle of that exact plotly.js version when ``vendor_dir`` holds it (``make``
+    fetches it with ``npm pack``) and every figure uses only its trace types; otherwise the full
+    bundle shipped inside the Python package.
+    """
+    import plotly
+    from plotly.offline import get_plotlyjs_version
+
+    if vendor_dir is not None and TRACE_TYPES <= CARTESIAN_TYPES:
+        small = vendor_dir / f"plotly-cartesian-{get_plotlyjs_version()}.min.js"
+        if small.is_file():
+            return small
     return Path(plotly.__file__).parent / "package_data" / PLOTLY_JS
 
 
@@ -92,7 +114,8 @@ def _copy_plotly_js(app: Any, exception: Exception | None) -> None:
     if exception is None and app.builder.format == "html":
         static = Path(app.outdir) / "_static"
         static.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(plotly_js_path(), static / PLOTLY_JS)
+        vendor = Path(app.srcdir) / app.config.course_attention_plotly_dir
+        shutil.copyfile(plotly_js_path(vendor), static / PLOTLY_JS)
 
 
 def _add_static_path(app: Any) -> None:
@@ -103,6 +126,7 @@ def _add_static_path(app: Any) -> None:
 
 def setup(app: Any) -> dict[str, Any]:
     """Sphinx extension entry point."""
+    app.add_config_value("course_attention_plotly_dir", "_vendor/plotly", "html")
     app.connect("builder-inited", _add_static_path)
     app.add_css_file("course_attention.css")
     app.connect("build-finished", _copy_plotly_js)

@@ -43,10 +43,21 @@ WEIGHT_SCALE = "Viridis"
 _DIGITS = 4  # frames are stored rounded: half the page size, no visible change
 
 
+def _template() -> go.layout.Template:
+    """plotly_white's layout without its per-trace-type defaults (8 KB less in every figure)."""
+    global _TEMPLATE
+    if _TEMPLATE is None:
+        _TEMPLATE = go.layout.Template(layout=pio.templates["plotly_white"].layout)
+    return _TEMPLATE
+
+
+_TEMPLATE: go.layout.Template | None = None
+
+
 def _layout(fig: go.Figure, title: str | None, height: int = 380, **kwargs: Any) -> go.Figure:
     fig.update_layout(
         title=title,
-        template="plotly_white",
+        template=_template(),
         height=height,
         margin=dict(l=60, r=20, t=60 if title else 30, b=50),
         font=dict(size=13),
