@@ -23,7 +23,7 @@ def test_environment_yml_lists_exactly_the_runtime_and_book_requirements():
     wanted = set(project["dependencies"]) | set(project["optional-dependencies"]["book"])
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     pip_section = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
-    listed = {req for req in pip_section if not req.startswith("-e")}
+    listed = {req for req in pip_section if not req.startswith("-")}
     assert listed == wanted, (
         f"only in environment.yml: {listed - wanted}; missing: {wanted - listed}"
     )

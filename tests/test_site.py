@@ -6,6 +6,7 @@ Needs ``_build/html`` (``make strict-build``) and Debian's chromium; ``make test
 from __future__ import annotations
 
 import pytest
+import yaml
 
 from _site import FIGURES_JS, KNOWN_CONSOLE_ERRORS, SITE, browser, pages, serve
 
@@ -30,6 +31,11 @@ def _open(site, path):
     page.wait_for_load_state("networkidle")
     assert response is not None and response.ok, f"{path}: HTTP {response and response.status}"
     return page, outside, errors
+
+
+def _slug() -> str:
+    config = yaml.safe_load((SITE.parents[1] / "_config.yml").read_text())
+    return config["repository"]["url"].removeprefix("https://github.com/")
 
 
 def _move_slider(page, index):
@@ -77,6 +83,9 @@ def test_page_draws_its_figures_and_sliders_change_data(site, path):
         )
     if path.startswith("chapters/0") and not path.startswith("chapters/00"):
         assert any(f["sliders"] for f in figures), f"{path}: a chapter needs a slider figure"
+        notebook = path.removesuffix(".html") + ".ipynb"
+        assert f"colab.research.google.com/github/{_slug()}/blob/main/{notebook}" in html
+        assert f"mybinder.org/v2/gh/{_slug()}/main?urlpath=lab/tree/{notebook}" in html
     if 'class="math' in html:
         page.wait_for_selector("mjx-container", timeout=10000)
     assert not outside, f"{path}: requests left the site: {outside}"
