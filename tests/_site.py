@@ -37,11 +37,16 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass  # a page closed while it was still loading (benchmarks do this): not an error
+
+
 @contextlib.contextmanager
 def serve(root: Path = SITE) -> Iterator[str]:
     """Serve ``root`` on a free port of 127.0.0.1; yield the base URL."""
     handler = functools.partial(_QuietHandler, directory=str(root))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = _Server(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
