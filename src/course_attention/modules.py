@@ -284,6 +284,29 @@ def _copy_mha(ours: MultiHeadAttention, theirs: torch.nn.MultiheadAttention) -> 
     ours.load_state_dict(MultiHeadAttention.from_torch(theirs).state_dict())
 
 
+def _layer_from_torch(cls: type, layer: Any, attention: dict[str, str], norms: int) -> Any:
+    """Build ``cls`` (EncoderLayer/DecoderLayer) with the weights of PyTorch's ``layer``.
+
+    ``attention`` maps our attention attributes to PyTorch's; norms ``norm1 … norm{norms}``,
+    ``linear1`` and ``linear2`` have the same names on both sides.
+    """
+    attn = layer.self_attn
+    new = cls(
+        attn.embed_dim,
+        attn.num_heads,
+        layer.linear1.out_features,
+        layer.dropout.p,
+        layer.norm_first,
+    ).to(attn.in_proj_weight.dtype)
+    for ours, theirs in attention.items():
+        _copy_mha(getattr(new, ours), getattr(layer, theirs))
+    new.ff.linear1.load_state_dict(layer.linear1.state_dict())
+    new.ff.linear2.load_state_dict(layer.linear2.state_dict())
+    for i in range(1, norms + 1):
+        getattr(new, f"norm{i}").load_state_dict(getattr(layer, f"norm{i}").state_dict())
+    return new
+
+
 class _Sublayers(torch.nn.Module):
     """Residual wiring shared by the encoder and decoder layers: pre-norm or post-norm."""
 
@@ -338,20 +361,7 @@ class EncoderLayer(_Sublayers):
     @classmethod
     def from_torch(cls, layer: torch.nn.TransformerEncoderLayer) -> EncoderLayer:
         """Copy a ``torch.nn.TransformerEncoderLayer`` (ReLU activation)."""
-        attn = layer.self_attn
-        new = cls(
-            attn.embed_dim,
-            attn.num_heads,
-            layer.linear1.out_features,
-            layer.dropout.p,
-            layer.norm_first,
-        ).to(attn.in_proj_weight.dtype)
-        _copy_mha(new.self_attn, attn)
-        new.ff.linear1.load_state_dict(layer.linear1.state_dict())
-        new.ff.linear2.load_state_dict(layer.linear2.state_dict())
-        new.norm1.load_state_dict(layer.norm1.state_dict())
-        new.norm2.load_state_dict(layer.norm2.state_dict())
-        return new
+        return _layer_from_torch(cls, layer, {"self_attn": "self_attn"}, norms=2)
 
 
 class DecoderLayer(_Sublayers):
@@ -406,21 +416,8 @@ class DecoderLayer(_Sublayers):
     @classmethod
     def from_torch(cls, layer: torch.nn.TransformerDecoderLayer) -> DecoderLayer:
         """Copy a ``torch.nn.TransformerDecoderLayer`` (ReLU activation)."""
-        attn = layer.self_attn
-        new = cls(
-            attn.embed_dim,
-            attn.num_heads,
-            layer.linear1.out_features,
-            layer.dropout.p,
-            layer.norm_first,
-        ).to(attn.in_proj_weight.dtype)
-        _copy_mha(new.self_attn, attn)
-        _copy_mha(new.cross_attn, layer.multihead_attn)
-        new.ff.linear1.load_state_dict(layer.linear1.state_dict())
-        new.ff.linear2.load_state_dict(layer.linear2.state_dict())
-        for i in (1, 2, 3):
-            getattr(new, f"norm{i}").load_state_dict(getattr(layer, f"norm{i}").state_dict())
-        return new
+        attention = {"self_attn": "self_attn", "cross_attn": "multihead_attn"}
+        return _layer_from_torch(cls, layer, attention, norms=3)
 
 
 @dataclass

@@ -17,6 +17,8 @@ from numpy.typing import ArrayLike
 __all__ = [
     "unique_labels",
     "heatmap_trace",
+    "mask_trace",
+    "MASK_SCALE",
     "attention_heatmap",
     "weight_bars",
     "slider_figure",
@@ -106,6 +108,34 @@ def heatmap_trace(
         colorbar=dict(title="weight"),
         texttemplate="%{z:.2f}" if show_values else None,
         hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>",
+    )
+
+
+#: Colours of a boolean mask: hidden is light grey, may attend is green.
+MASK_SCALE = [[0.0, "#E5E5E5"], [1.0, PALETTE[2]]]
+
+
+def mask_trace(
+    mask: ArrayLike, queries: Sequence[str], keys: Sequence[str], show_values: bool = False
+) -> go.Heatmap:
+    """Heatmap trace of a boolean mask ``(seq_q, seq_k)``, True = may attend (chapters 4, 7)."""
+    m = np.asarray(mask, dtype=bool)
+    if m.shape != (len(queries), len(keys)):
+        raise ValueError(
+            f"mask of shape {m.shape} needs {m.shape} labels; got ({len(queries)}, {len(keys)})"
+        )
+    return go.Heatmap(
+        z=m.astype(int).tolist(),
+        x=unique_labels(keys),
+        y=unique_labels(queries),
+        zmin=0,
+        zmax=1,
+        colorscale=MASK_SCALE,
+        showscale=False,
+        xgap=1,
+        ygap=1,
+        texttemplate="%{z}" if show_values else None,
+        hovertemplate="query %{y}<br>key %{x}<br>may attend: %{z}<extra></extra>",
     )
 
 

@@ -20,6 +20,7 @@ from .core import (
     _layout,
     _rounded,
     heatmap_trace,
+    mask_trace,
     slider_figure,
     unique_labels,
 )
@@ -34,8 +35,6 @@ __all__ = [
     "decoding_error_figure",
     "training_loss_figure",
 ]
-
-_MASK_SCALE = [[0.0, "#E5E5E5"], [1.0, PALETTE[2]]]  # hidden: light grey; may attend: green
 
 
 def architecture_masks(n_src: int, n_tgt: int) -> dict[str, np.ndarray]:
@@ -62,18 +61,7 @@ def architecture_masks(n_src: int, n_tgt: int) -> dict[str, np.ndarray]:
 
 
 def _mask_trace(mask: np.ndarray, queries: Sequence[str], keys: Sequence[str]) -> go.Heatmap:
-    return go.Heatmap(
-        z=mask.astype(int).tolist(),
-        x=unique_labels(keys),
-        y=unique_labels(queries),
-        zmin=0,
-        zmax=1,
-        colorscale=_MASK_SCALE,
-        showscale=False,
-        xgap=1,
-        ygap=1,
-        hovertemplate="query %{y}<br>key %{x}<br>may attend: %{z}<extra></extra>",
-    )
+    return mask_trace(mask, queries, keys)
 
 
 def architecture_mask_figure(

@@ -9,7 +9,15 @@ import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
 from .. import numpy_ref as ref
-from .core import PALETTE, _layout, _rounded, heatmap_trace, slider_figure, unique_labels
+from .core import (
+    PALETTE,
+    _layout,
+    _rounded,
+    heatmap_trace,
+    mask_trace,
+    slider_figure,
+    unique_labels,
+)
 
 __all__ = [
     "MASK_KINDS",
@@ -26,7 +34,6 @@ __all__ = [
 MASK_KINDS: tuple[str, ...] = ("bidirectional", "causal", "padding", "causal + padding")
 #: The sentence of the mask builder: real tokens first, ``[PAD]`` after ``n_real`` of them.
 MASK_TOKENS: tuple[str, ...] = ("[BOS]", "I", "like", "you", "a", "lot")
-_MASK_SCALE = [[0.0, "#E5E5E5"], [1.0, PALETTE[2]]]  # hidden: light grey; may attend: green
 
 
 def example_mask(kind: str, seq_len: int, n_real: int) -> np.ndarray:
@@ -67,19 +74,7 @@ def mask_traces(
     mask = example_mask(kind, len(tokens), n_real)  # (seq, seq)
     weights = ref.softmax(np.where(mask, s, -np.inf))  # (seq, seq)
     labels = unique_labels(padded_tokens(tokens, n_real))
-    left = go.Heatmap(
-        z=mask.astype(int).tolist(),
-        x=labels,
-        y=labels,
-        zmin=0,
-        zmax=1,
-        colorscale=_MASK_SCALE,
-        showscale=False,
-        xgap=1,
-        ygap=1,
-        texttemplate="%{z}",
-        hovertemplate="query %{y}<br>key %{x}<br>may attend: %{z}<extra></extra>",
-    )
+    left = mask_trace(mask, labels, labels, show_values=True)
     right = heatmap_trace(weights, labels, labels)
     right.update(xaxis="x2", yaxis="y2", colorbar=dict(title="weight", x=1.0))
     return left, right
