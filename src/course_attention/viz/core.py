@@ -18,6 +18,7 @@ __all__ = [
     "unique_labels",
     "heatmap_trace",
     "mask_trace",
+    "curve",
     "MASK_SCALE",
     "attention_heatmap",
     "weight_bars",
@@ -108,6 +109,21 @@ def heatmap_trace(
         colorbar=dict(title="weight"),
         texttemplate="%{z:.2f}" if show_values else None,
         hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>",
+    )
+
+
+def curve(
+    x: ArrayLike, y: ArrayLike, name: str, color: str, hovertemplate: str, **kwargs: Any
+) -> go.Scatter:
+    """A line with markers ``y`` ``(n,)`` over ``x`` ``(n,)``, values rounded for small pages."""
+    return go.Scatter(
+        x=np.asarray(x, dtype=float).tolist(),
+        y=_rounded(y),
+        name=name,
+        mode="lines+markers",
+        line=dict(color=color),
+        hovertemplate=hovertemplate,
+        **kwargs,
     )
 
 

@@ -14,6 +14,7 @@ from .core import (
     PALETTE,
     _layout,
     _rounded,
+    curve,
     slider_figure,
     weight_bars,
 )
@@ -61,16 +62,7 @@ def variance_figure(
         y = np.asarray(y, dtype=float)
         if y.shape != x.shape:
             raise ValueError(f"{name}: {y.shape} values for {x.shape} widths d_k")
-        fig.add_trace(
-            go.Scatter(
-                x=x.tolist(),
-                y=_rounded(y),
-                name=name,
-                mode="lines+markers",
-                line=dict(color=color),
-                hovertemplate="d_k %{x}<br>variance %{y:.3f}<extra></extra>",
-            )
-        )
+        fig.add_trace(curve(x, y, name, color, "d_k %{x}<br>variance %{y:.3f}<extra></extra>"))
     for name, y in (("variance = d_k", x), ("variance = 1", np.ones_like(x))):
         fig.add_trace(
             go.Scatter(
@@ -101,20 +93,9 @@ def saturation_figure(runs: Mapping[str, Any], title: str | None = None) -> go.F
     for (name, stats), color in zip(items, _RUN_COLORS, strict=False):
         x = np.asarray(stats.d_k, dtype=float).tolist()
         for col, y in ((1, stats.max_weight), (2, stats.entropy)):
-            fig.add_trace(
-                go.Scatter(
-                    x=x,
-                    y=_rounded(y),
-                    name=name,
-                    legendgroup=name,
-                    showlegend=col == 1,
-                    mode="lines+markers",
-                    line=dict(color=color),
-                    hovertemplate="d_k %{x}<br>%{y:.3f}<extra>" + name + "</extra>",
-                ),
-                row=1,
-                col=col,
-            )
+            hover = "d_k %{x}<br>%{y:.3f}<extra>" + name + "</extra>"
+            trace = curve(x, y, name, color, hover, legendgroup=name, showlegend=col == 1)
+            fig.add_trace(trace, row=1, col=col)
     stats = items[0][1]
     uniform = float(np.log(stats.seq_k))
     fig.add_trace(
@@ -143,16 +124,8 @@ def jacobian_norm_figure(runs: Mapping[str, Any], title: str | None = None) -> g
     """
     fig = go.Figure()
     for (name, stats), color in zip(_check_runs(runs), _RUN_COLORS, strict=False):
-        fig.add_trace(
-            go.Scatter(
-                x=np.asarray(stats.d_k, dtype=float).tolist(),
-                y=_rounded(stats.jacobian_norm),
-                name=name,
-                mode="lines+markers",
-                line=dict(color=color),
-                hovertemplate="d_k %{x}<br>‖J‖ %{y:.4f}<extra>" + name + "</extra>",
-            )
-        )
+        hover = "d_k %{x}<br>‖J‖ %{y:.4f}<extra>" + name + "</extra>"
+        fig.add_trace(curve(stats.d_k, stats.jacobian_norm, name, color, hover))
     _dk_axis(fig, stats.d_k.tolist())
     fig.update_yaxes(type="log", title="‖diag(p) − p pᵀ‖ (Frobenius)")
     return _layout(fig, title)

@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
-from .core import PALETTE, _bars, _layout, _rounded, slider_figure, unique_labels
+from .core import PALETTE, _bars, _layout, _rounded, curve, slider_figure, unique_labels
 
 __all__ = [
     "query_row_figure",
@@ -123,20 +123,9 @@ def recurrence_figure(timing: Any, title: str | None = None) -> go.Figure:
     }
     for name, (steps, seconds, color) in curves.items():
         for col, y in ((1, np.asarray(steps, float)), (2, 1e3 * np.asarray(seconds, float))):
-            fig.add_trace(
-                go.Scatter(
-                    x=seq,
-                    y=_rounded(y),
-                    name=name,
-                    legendgroup=name,
-                    showlegend=col == 1,
-                    mode="lines+markers",
-                    line=dict(color=color),
-                    hovertemplate="T %{x}<br>%{y:.3g}<extra>" + name + "</extra>",
-                ),
-                row=1,
-                col=col,
-            )
+            hover = "T %{x}<br>%{y:.3g}<extra>" + name + "</extra>"
+            trace = curve(seq, y, name, color, hover, legendgroup=name, showlegend=col == 1)
+            fig.add_trace(trace, row=1, col=col)
     fig.update_xaxes(
         type="log", title="sequence length T", tickvals=seq, ticktext=[f"{x:g}" for x in seq]
     )

@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
-from .core import PALETTE, _layout, _rounded, slider_figure
+from .core import PALETTE, _layout, _rounded, curve, slider_figure
 
 __all__ = [
     "gradient_depth_slider",
@@ -53,13 +53,12 @@ def gradient_depth_slider(
 
     def traces(depth: int) -> list[go.Scatter]:
         return [
-            go.Scatter(
-                x=list(range(1, depth + 1)),
-                y=_rounded(norms[depth][name]),
-                mode="lines+markers",
-                name=name,
-                line=dict(color=PALETTE[i % len(PALETTE)]),
-                hovertemplate=f"{name}<br>layer %{{x}}<br>gradient norm %{{y:.3g}}<extra></extra>",
+            curve(
+                range(1, depth + 1),
+                norms[depth][name],
+                name,
+                PALETTE[i % len(PALETTE)],
+                f"{name}<br>layer %{{x}}<br>gradient norm %{{y:.3g}}<extra></extra>",
             )
             for i, name in enumerate(names)
         ]
@@ -120,15 +119,14 @@ def position_traces(table: ArrayLike, position: int) -> list[go.Bar | go.Scatter
             name="features",
             hovertemplate="feature %{x}<br>value %{y:.3f}<extra></extra>",
         ),
-        go.Scatter(
-            x=list(range(len(pe))),
-            y=_rounded(dots),
-            mode="lines+markers",
-            line=dict(color=PALETTE[1]),
-            name="dot products",
+        curve(
+            range(len(pe)),
+            dots,
+            "dot products",
+            PALETTE[1],
+            f"PE[{position}] · PE[%{{x}}] = %{{y:.3f}}<extra></extra>",
             xaxis="x2",
             yaxis="y2",
-            hovertemplate=f"PE[{position}] · PE[%{{x}}] = %{{y:.3f}}<extra></extra>",
         ),
     ]
 
