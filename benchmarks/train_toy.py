@@ -12,23 +12,23 @@ import argparse
 
 import torch
 
-from course_attention import modules, toy
+from course_attention import modules, tasks, training
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
-    task = toy.sequence_task()
+    task = tasks.sequence_task()
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
     print(f"{'run':>3} {'train s':>8} {'held-out accuracy':>18}")
     for run in range(args.runs):
         torch.manual_seed(0)
         model = modules.Seq2SeqTransformer(
-            toy.VOCAB_SIZE, toy.VOCAB_SIZE, d_model=64, n_heads=4, n_layers=2, max_len=16
+            tasks.VOCAB_SIZE, tasks.VOCAB_SIZE, d_model=64, n_heads=4, n_layers=2, max_len=16
         )
-        log = toy.train(model, task, progress=False)
-        accuracy = toy.sequence_accuracy(model, task.test_src, task.test_tgt)
+        log = training.train(model, task, progress=False)
+        accuracy = training.sequence_accuracy(model, task.test_src, task.test_tgt)
         print(f"{run:3d} {log.seconds:8.2f} {accuracy:18.3f}")
     print("target: ≥ 0.990 in ≤ 15 s")
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from course_attention import exercises as ex
-from course_attention import modules, toy, viz, widgets
+from course_attention import inspection, modules, tasks, viz, widgets
 from course_attention import numpy_ref as ref
 
 
@@ -18,7 +18,7 @@ from course_attention import numpy_ref as ref
 def model() -> modules.Seq2SeqTransformer:
     torch.manual_seed(0)
     return modules.Seq2SeqTransformer(
-        toy.VOCAB_SIZE, toy.VOCAB_SIZE, d_model=32, n_heads=4, n_layers=2, max_len=16
+        tasks.VOCAB_SIZE, tasks.VOCAB_SIZE, d_model=32, n_heads=4, n_layers=2, max_len=16
     ).eval()
 
 
@@ -40,40 +40,40 @@ def test_architecture_mask_figure_has_five_panels_with_the_right_sizes():
 
 
 def test_token_names_read_special_ids_and_digits():
-    ids = [toy.BOS_ID, toy.DIGIT_OFFSET + 7, toy.DIGIT_OFFSET, toy.EOS_ID, toy.PAD_ID]
-    assert toy.token_names(ids) == ["[BOS]", "7", "0", "[EOS]", "[PAD]"]
+    ids = [tasks.BOS_ID, tasks.DIGIT_OFFSET + 7, tasks.DIGIT_OFFSET, tasks.EOS_ID, tasks.PAD_ID]
+    assert tasks.token_names(ids) == ["[BOS]", "7", "0", "[EOS]", "[PAD]"]
 
 
 def test_cross_attention_map_rows_are_answer_queries_over_real_source_tokens(model):
-    amap = toy.cross_attention_map(model, "3141")
+    amap = inspection.cross_attention_map(model, "3141")
     assert amap.weights.shape == (5, 5)  # ([BOS] + 4 digits, 4 digits + [EOS])
     assert amap.queries == ["[BOS]", "1", "4", "1", "3"]
     assert amap.keys == ["3", "1", "4", "1", "[EOS]"]
     np.testing.assert_allclose(amap.weights.sum(axis=-1), 1.0, atol=1e-5)  # no weight on pads
-    first = toy.cross_attention_map(model, "3141", layer=0)
+    first = inspection.cross_attention_map(model, "3141", layer=0)
     assert not np.allclose(first.weights, amap.weights)
     with pytest.raises(ValueError, match="layer"):
-        toy.cross_attention_map(model, "3141", layer=2)
+        inspection.cross_attention_map(model, "3141", layer=2)
     with pytest.raises(ValueError, match="task"):
-        toy.cross_attention_map(model, "3141", task="rotate")
+        inspection.cross_attention_map(model, "3141", task="rotate")
     with pytest.raises(ValueError, match="digits"):
-        toy.cross_attention_map(model, "31x")
+        inspection.cross_attention_map(model, "31x")
 
 
 def test_decoding_steps_match_greedy_decode(model):
-    steps = toy.decoding_steps(model, "2718")
-    src = torch.from_numpy(toy.encode_source("2718"))
-    out = model.greedy_decode(src, toy.BOS_ID, toy.EOS_ID, max_steps=src.shape[1])
-    assert steps.tokens == toy.token_names(out.tokens[0].tolist())
+    steps = inspection.decoding_steps(model, "2718")
+    src = torch.from_numpy(tasks.encode_source("2718"))
+    out = model.greedy_decode(src, tasks.BOS_ID, tasks.EOS_ID, max_steps=src.shape[1])
+    assert steps.tokens == tasks.token_names(out.tokens[0].tolist())
     assert steps.source == ["2", "7", "1", "8", "[EOS]"]
     assert steps.weights.shape == (len(steps.tokens), 5)
     np.testing.assert_allclose(steps.weights.sum(axis=-1), 1.0, atol=1e-5)
     with pytest.raises(ValueError, match="1 … 8 digits"):
-        toy.decoding_steps(model, "123456789")
+        inspection.decoding_steps(model, "123456789")
 
 
 def test_decoding_slider_has_one_frame_per_step_and_the_frames_differ(model):
-    steps = toy.decoding_steps(model, "31415")
+    steps = inspection.decoding_steps(model, "31415")
     fig = viz.decoding_slider(steps)
     assert len(fig.frames) == len(steps.tokens) == len(fig.layout.sliders[0].steps)
     datas = [json.dumps(f.to_plotly_json()["data"], default=str) for f in fig.frames]
@@ -84,11 +84,12 @@ def test_decoding_slider_has_one_frame_per_step_and_the_frames_differ(model):
 
 
 def test_decoding_traces_blank_the_future_rows():
-    steps = toy.DecodingSteps(["1", "2", "[EOS]"], ["2", "1", "[EOS]"], np.full((3, 3), 1 / 3))
+    uniform = np.full((3, 3), 1 / 3)
+    steps = inspection.DecodingSteps(["1", "2", "[EOS]"], ["2", "1", "[EOS]"], uniform)
     heat, bars, text = viz.decoding_traces(steps, 1)
     assert heat.z[2] == [None, None, None] and heat.z[1][0] == pytest.approx(1 / 3, abs=1e-4)
     assert "[BOS] 2" in text.text[0] and "1" in text.text[0]
-    bad = toy.DecodingSteps(["1"], ["2", "1"], np.ones((1, 1)))
+    bad = inspection.DecodingSteps(["1"], ["2", "1"], np.ones((1, 1)))
     with pytest.raises(ValueError, match="one row per generated token"):
         viz.decoding_traces(bad, 0)
 
@@ -111,7 +112,7 @@ def test_decoding_explorer_shows_bad_input_as_a_message_and_redraws_fast(model):
     explorer.controls["digits"].value = "987654321"
     assert "1 … 8 digits" in explorer.figure.layout.title.text
     explorer.controls["digits"].value = "907"
-    n_steps = len(toy.decoding_steps(model, "907").tokens)
+    n_steps = len(inspection.decoding_steps(model, "907").tokens)
     assert explorer.controls["step"].max == max(1, n_steps - 1)
     before = json.dumps(explorer.figure.to_plotly_json()["data"], default=str)
     start = time.perf_counter()

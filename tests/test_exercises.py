@@ -33,6 +33,7 @@ def test_stub_and_crashing_answers_get_a_message_not_an_exception(exercise_id):
     )
     passed, message = ex.evaluate(exercise_id, crash)
     assert not passed and "KeyError" in message
+    assert "Hint:" in message and "inputs:" in message  # the hint shows even when the code raises
 
 
 @pytest.mark.parametrize("exercise_id", IDS)
@@ -70,3 +71,66 @@ def test_unknown_exercise_is_reported():
 
 def test_exercises_exist_for_the_first_chapters():
     assert len(IDS) >= 4
+
+
+@pytest.mark.parametrize("exercise_id", IDS)
+def test_an_in_place_answer_is_judged_on_its_own_copy_of_the_inputs(exercise_id):
+    """A correct answer that scribbles over its inputs (``x -= mean``) must still pass."""
+    reference = ex.EXERCISES[exercise_id].reference
+
+    def correct_then_scribble(*args):
+        result = reference(*args)
+        result = tuple(np.copy(r) for r in result) if isinstance(result, tuple) else np.copy(result)
+        for a in args:
+            if isinstance(a, np.ndarray) and a.size:
+                a[...] = np.zeros((), dtype=a.dtype)
+        return result
+
+    passed, message = ex.evaluate(exercise_id, correct_then_scribble)
+    assert passed, message
+
+
+@pytest.mark.parametrize("exercise_id", IDS)
+def test_every_exercise_has_a_catalogue_of_known_mistakes_and_names_each(exercise_id):
+    exercise = ex.EXERCISES[exercise_id]
+    assert len(exercise.mistakes) >= 2, f"{exercise_id}: catalogue at least two known mistakes"
+    for mistake in exercise.mistakes:
+        passed, message = ex.evaluate(exercise_id, mistake.fn)
+        assert not passed, f"{exercise_id}: the mistake {mistake.name!r} passes the checker"
+        assert f"Likely mistake: {mistake.name}" in message, message
+
+
+@pytest.mark.parametrize("exercise_id", IDS)
+def test_difficulty_and_time_are_shown(exercise_id):
+    badge = ex.EXERCISES[exercise_id].badge
+    assert badge.count("★") + badge.count("☆") == 3 and "min" in badge
+
+
+def test_test_cases_are_counted_one_way():
+    passed, message = ex.evaluate("soft-lookup-1", lambda x: np.zeros_like(x))
+    assert not passed and "test case 1 of 5" in message
+    passed, message = ex.evaluate("soft-lookup-1", ex.EXERCISES["soft-lookup-1"].reference)
+    assert message.endswith("correct on all 5 test cases.")
+
+
+def test_common_numpy_errors_are_explained_with_the_case_shapes():
+    passed, message = ex.evaluate("soft-lookup-2", lambda q, K, V: ref_softmax(q @ K) @ V)
+    assert "What it means: a matrix product" in message and "q (4,), K (3, 4)" in message
+    no_keepdims = lambda x: np.exp(x - x.max(axis=-1)) / np.exp(x - x.max(axis=-1)).sum(axis=-1)  # noqa: E731
+    passed, message = ex.evaluate("soft-lookup-1", no_keepdims)
+    assert not passed and "What it means: an element-wise operation" in message
+    assert "x (3, 4)" in message
+
+
+def test_a_softmax_with_one_global_max_is_caught():
+    def global_max(x):
+        e = np.exp(x - x.max())
+        return e / e.sum(axis=-1, keepdims=True)
+
+    passed, message = ex.evaluate("soft-lookup-1", global_max)
+    assert not passed and "one global maximum" in message
+
+
+def ref_softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)

@@ -109,3 +109,14 @@ def test_torch_rejects_bad_masks_and_inputs():
         modules.scaled_dot_product_attention(x, bad, x)
     with pytest.raises(ValueError, match="must be a floating-point tensor"):
         modules.scaled_dot_product_attention(x.long(), x, x)
+
+
+def test_bad_inputs_name_the_value_at_fault():
+    with pytest.raises(ValueError, match="n_heads must be at least 1; got n_heads=0"):
+        modules.MultiHeadAttention(8, 0)
+    with pytest.raises(ValueError, match="d_model=8 must be a multiple of n_heads=3"):
+        modules.MultiHeadAttention(8, 3)
+    with pytest.raises(ValueError, match="query has dtype torch.int64"):
+        modules.MultiHeadAttention(8, 2)(torch.ones(1, 3, 8, dtype=torch.long))
+    with pytest.raises(ValueError, match="K has 0 keys"):
+        modules.scaled_dot_product_attention(torch.ones(2, 3), torch.ones(0, 3), torch.ones(0, 2))

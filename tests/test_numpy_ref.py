@@ -173,3 +173,10 @@ def test_softmax_rejects_nan_and_plus_inf(bad):
 def test_padding_mask_rejects_lengths_out_of_range():
     with pytest.raises(ValueError, match=r"lengths must lie in 0 … seq_len=3; got \[4\]"):
         ref.padding_mask(np.array([4]), 3)
+
+
+def test_zero_keys_or_zero_width_is_a_clear_error():
+    with pytest.raises(ValueError, match=r"K has 0 keys \(shape \(0, 3\)\)"):
+        ref.scaled_dot_product_attention(np.ones((2, 3)), np.ones((0, 3)), np.ones((0, 2)))
+    with pytest.raises(ValueError, match="d_k=0"):
+        ref.scaled_dot_product_attention(np.ones((2, 0)), np.ones((4, 0)), np.ones((4, 2)))

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from course_attention import modules, toy
+from course_attention import modules, tasks, training
 from course_attention import numpy_ref as ref
 
 D, HEADS, FF = 16, 4, 32
@@ -92,13 +92,13 @@ def test_sinusoidal_positions_values_and_relative_shift():
 
 def _model(seed=0, **kw):
     torch.manual_seed(seed)
-    return modules.Seq2SeqTransformer(toy.VOCAB_SIZE, toy.VOCAB_SIZE, max_len=16, **kw).double()
+    return modules.Seq2SeqTransformer(tasks.VOCAB_SIZE, tasks.VOCAB_SIZE, max_len=16, **kw).double()
 
 
 def test_decoder_is_causal_future_targets_do_not_change_earlier_logits():
     model = _model().eval()
-    src = torch.from_numpy(toy.encode_source("40213", 8))
-    tgt = torch.tensor([[toy.BOS_ID, 5, 6, 7, 8, 9]])
+    src = torch.from_numpy(tasks.encode_source("40213", 8))
+    tgt = torch.tensor([[tasks.BOS_ID, 5, 6, 7, 8, 9]])
     changed = tgt.clone()
     changed[0, 3:] = torch.tensor([3, 4, 12])
     before, after = model(src, tgt), model(src, changed)
@@ -108,9 +108,9 @@ def test_decoder_is_causal_future_targets_do_not_change_earlier_logits():
 
 def test_source_reaches_the_output_only_through_cross_attention():
     model = _model().eval()
-    tgt = torch.tensor([[toy.BOS_ID, 5, 6]])
-    a = torch.from_numpy(toy.encode_source("123", 8))
-    b = torch.from_numpy(toy.encode_source("987", 8))
+    tgt = torch.tensor([[tasks.BOS_ID, 5, 6]])
+    a = torch.from_numpy(tasks.encode_source("123", 8))
+    b = torch.from_numpy(tasks.encode_source("987", 8))
     assert not torch.allclose(model(a, tgt), model(b, tgt)), (
         "changing the source changes the output"
     )
@@ -122,7 +122,7 @@ def test_source_reaches_the_output_only_through_cross_attention():
 
 def test_bad_tokens_and_lengths_are_named():
     model = _model()
-    tgt = torch.tensor([[toy.BOS_ID]])
+    tgt = torch.tensor([[tasks.BOS_ID]])
     with pytest.raises(ValueError, match=r"src ids must lie in 0 … 12; got 3 … 13"):
         model(torch.tensor([[3, 13]]), tgt)
     with pytest.raises(ValueError, match=r"tgt_in ids must lie in 0 … 12; got -1 … -1"):
@@ -132,11 +132,11 @@ def test_bad_tokens_and_lengths_are_named():
     with pytest.raises(ValueError, match="must be an integer tensor"):
         model(torch.zeros(1, 3), tgt)
     with pytest.raises(ValueError, match="max_steps must lie in 1 … 15"):
-        model.greedy_decode(torch.tensor([[3]]), toy.BOS_ID, toy.EOS_ID, max_steps=16)
+        model.greedy_decode(torch.tensor([[3]]), tasks.BOS_ID, tasks.EOS_ID, max_steps=16)
     with pytest.raises(ValueError, match="the model reads 1 … 8 digits; got 9"):
-        toy.encode_source("123456789")
+        tasks.encode_source("123456789")
     with pytest.raises(ValueError, match="type digits 0-9 only"):
-        toy.encode_source("12a")
+        tasks.encode_source("12a")
     with pytest.raises(ValueError, match="d_model=10 must be divisible by n_heads=4|multiple"):
         modules.Seq2SeqTransformer(13, 13, d_model=10, n_heads=4)
     with pytest.raises(ValueError, match="need seq_len ≥ 1 and an even d_model"):
@@ -144,24 +144,24 @@ def test_bad_tokens_and_lengths_are_named():
 
 
 def test_reverse_task_is_generated_with_disjoint_train_and_held_out_sets():
-    task = toy.sequence_task("reverse", n_train=300, n_test=50, seed=1)
-    train = {tuple(toy.decode_digits(r)) for r in task.train_src}
-    test = {tuple(toy.decode_digits(r)) for r in task.test_src}
+    task = tasks.sequence_task("reverse", n_train=300, n_test=50, seed=1)
+    train = {tuple(tasks.decode_digits(r)) for r in task.train_src}
+    test = {tuple(tasks.decode_digits(r)) for r in task.test_src}
     assert len(train) == 300 and len(test) == 50 and not train & test
     for s, t in zip(task.train_src, task.train_tgt, strict=True):
-        assert toy.decode_digits(t[1:]) == toy.decode_digits(s)[::-1]
-        assert t[0] == toy.BOS_ID
-    sort = toy.sequence_task("sort", n_train=20, n_test=5)
+        assert tasks.decode_digits(t[1:]) == tasks.decode_digits(s)[::-1]
+        assert t[0] == tasks.BOS_ID
+    sort = tasks.sequence_task("sort", n_train=20, n_test=5)
     assert all(
-        toy.decode_digits(t[1:]) == sorted(toy.decode_digits(s))
+        tasks.decode_digits(t[1:]) == sorted(tasks.decode_digits(s))
         for s, t in zip(sort.train_src, sort.train_tgt, strict=True)
     )
     with pytest.raises(ValueError, match="task must be one of"):
-        toy.sequence_task("shuffle")
+        tasks.sequence_task("shuffle")
 
 
 def test_progress_bar_prints_one_line_in_a_terminal(capsys):
-    bar = toy.Progress(total=20, every=10)
+    bar = training.Progress(total=20, every=10)
     for step in range(1, 21):
         bar.update(step, 0.5)
     out = capsys.readouterr().out
@@ -169,12 +169,12 @@ def test_progress_bar_prints_one_line_in_a_terminal(capsys):
 
 
 def test_trained_model_reaches_99_percent_on_held_out_sequences():
-    task = toy.sequence_task()
+    task = tasks.sequence_task()
     torch.manual_seed(0)
     model = modules.Seq2SeqTransformer(
-        toy.VOCAB_SIZE, toy.VOCAB_SIZE, d_model=64, n_heads=4, n_layers=2, max_len=16
+        tasks.VOCAB_SIZE, tasks.VOCAB_SIZE, d_model=64, n_heads=4, n_layers=2, max_len=16
     )
-    assert toy.sequence_accuracy(model, task.test_src, task.test_tgt) < 0.05
-    log = toy.train(model, task, progress=False)
+    assert training.sequence_accuracy(model, task.test_src, task.test_tgt) < 0.05
+    log = training.train(model, task, progress=False)
     assert log.losses[-1] < log.losses[0] / 100
-    assert toy.sequence_accuracy(model, task.test_src, task.test_tgt) >= 0.99
+    assert training.sequence_accuracy(model, task.test_src, task.test_tgt) >= 0.99

@@ -45,13 +45,27 @@ def setup(seed: int = 0) -> None:
         use_colab_renderer()
 
 
-def glue(name: str, value: object) -> object:
-    """Store ``value`` under ``name`` for the book's prose, without showing it; return it.
+def glue(name: str | None = None, value: object = None, /, **values: object) -> object:
+    """Store values for the book's prose, without showing them; return the value (or None).
 
     Chapters quote computed numbers with ``{glue:text}`name:.2f``` in markdown, so no number in
-    the prose is typed by hand. Writes the same output as ``myst_nb.glue(..., display=False)``
-    (myst-nb is only installed for the book, not in Colab).
+    the prose is typed by hand. Two forms: ``glue("w_apple", w)`` stores one value and returns
+    it; ``glue(w_apple=w0, w_banana=w1, ...)`` stores many in one call (keep bookkeeping out of
+    the teaching code: one line, or a cell the site hides). Writes the same output as
+    ``myst_nb.glue(..., display=False)`` (myst-nb is only installed for the book, not in Colab).
     """
+    if name is not None:
+        if values:
+            raise ValueError("glue: give either one name and value, or keyword values, not both")
+        values = {name: value}
+    elif not values:
+        raise ValueError("glue: nothing to store; call glue(name, value) or glue(name=value, ...)")
+    for key, item in values.items():
+        _glue_one(key, item)
+    return value if name is not None else None
+
+
+def _glue_one(name: str, value: object) -> None:
     from IPython import get_ipython
     from IPython.core.formatters import format_display_data
     from IPython.display import display
@@ -63,4 +77,3 @@ def glue(name: str, value: object) -> object:
         prefix = "application/papermill.record/"
         metadata["scrapbook"] = {"name": name, "mime_prefix": prefix}
         display({prefix + k: v for k, v in bundle.items()}, raw=True, metadata=metadata)
-    return value

@@ -33,6 +33,12 @@ def attention_shapes(
             raise ValueError(
                 f"{name} must have at least 2 dimensions (..., seq, d); got shape {shape}"
             )
+    if k_shape[-2] == 0:
+        raise ValueError(
+            f"K has 0 keys (shape {k_shape}): every query needs at least one key to attend to"
+        )
+    if q_shape[-1] == 0:
+        raise ValueError(f"Q and K have width d_k=0 (Q shape {q_shape}); need d_k ≥ 1")
     if q_shape[-1] != k_shape[-1]:
         raise ValueError(
             f"query width d_k={q_shape[-1]} (Q shape {q_shape}) does not match key width "

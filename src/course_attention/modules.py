@@ -110,10 +110,14 @@ class MultiHeadAttention(torch.nn.Module):
 
     def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True):
         super().__init__()
-        if n_heads < 1 or d_model < 1 or d_model % n_heads:
+        if n_heads < 1:
+            raise ValueError(f"n_heads must be at least 1; got n_heads={n_heads}")
+        if d_model < 1:
+            raise ValueError(f"d_model must be at least 1; got d_model={d_model}")
+        if d_model % n_heads:
             raise ValueError(
-                f"d_model={d_model} must be a positive multiple of n_heads={n_heads} "
-                f"(each head gets d_model / n_heads = {d_model / max(n_heads, 1):g} features)"
+                f"d_model={d_model} must be a multiple of n_heads={n_heads} "
+                f"(each head would get d_model / n_heads = {d_model / n_heads:g} features)"
             )
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must lie in [0, 1); got {dropout}")
@@ -162,6 +166,13 @@ class MultiHeadAttention(torch.nn.Module):
                 shape = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
                 raise ValueError(
                     f"{name} must have shape (batch, seq, d_model={self.d_model}); got {shape}"
+                )
+            if x.dtype != self.W_q.weight.dtype:
+                raise ValueError(
+                    f"{name} has dtype {x.dtype} but the layer's weights are "
+                    f"{self.W_q.weight.dtype}: token ids go through an embedding first; "
+                    f"otherwise convert with `{name}.to({self.W_q.weight.dtype})` (or the "
+                    "layer with `.to(dtype)`)"
                 )
         if key.shape[:2] != value.shape[:2]:
             raise ValueError(

@@ -302,12 +302,12 @@ def _digit_model(seed: int = 0) -> Any:
     """The chapter-7 model, untrained and seeded without touching the global torch RNG."""
     import torch
 
-    from . import modules, toy
+    from . import modules, tasks
 
     with torch.random.fork_rng():
         torch.manual_seed(seed)
         model = modules.Seq2SeqTransformer(
-            toy.VOCAB_SIZE, toy.VOCAB_SIZE, d_model=64, n_heads=4, n_layers=2, max_len=16
+            tasks.VOCAB_SIZE, tasks.VOCAB_SIZE, d_model=64, n_heads=4, n_layers=2, max_len=16
         )
     return model.eval()
 
@@ -322,14 +322,14 @@ def decoding_explorer(digits: str = "31415", step: int = 0, model: Any = None) -
     is the chapter's model *untrained* (seeded), so pass the trained one. Wrong input shows the
     error message as the figure title instead of a traceback.
     """
-    from . import toy
+    from . import inspection
 
     model = _digit_model() if model is None else model
     cache: dict[str, Any] = {}
 
     def steps_for(text: str) -> Any:
         if text not in cache:  # greedy decoding once per typed string
-            cache[text] = toy.decoding_steps(model, text.strip())
+            cache[text] = inspection.decoding_steps(model, text.strip())
         return cache[text]
 
     controls = {

@@ -139,7 +139,7 @@ def _check_steps(steps: Any) -> np.ndarray:
 def decoding_traces(steps: Any, step: int) -> tuple[go.Heatmap, go.Bar, go.Scatter]:
     """The traces of greedy decoding at ``step`` (0-based), for a slider or a live explorer.
 
-    Introduced in chapter 7. ``steps`` is a :class:`course_attention.toy.DecodingSteps`
+    Introduced in chapter 7. ``steps`` is a :class:`course_attention.inspection.DecodingSteps`
     (``weights`` ``(steps, seq_s)``). Left: the cross-attention rows of the steps so far (later
     rows blank); right: the row used to pick token ``step``; on top: the tokens so far.
     """
@@ -206,7 +206,7 @@ def decoding_figure(steps: Any, step: int, title: str | None = None) -> go.Figur
 def decoding_slider(steps: Any, title: str | None = None) -> go.Figure:
     """Greedy decoding with a slider over the steps: works on the static website.
 
-    Introduced in chapter 7. ``steps`` is a :class:`course_attention.toy.DecodingSteps`
+    Introduced in chapter 7. ``steps`` is a :class:`course_attention.inspection.DecodingSteps`
     ``(steps, seq_s)``; each slider position is one precomputed frame of
     :func:`decoding_traces`.
     """

@@ -1,0 +1,21 @@
+"""Checkers for the chapter exercises: ``check(exercise_id, fn)`` prints ✓ or a hint.
+
+Introduced in chapter 1. The checker itself lives in :mod:`.core`; each chapter's exercises —
+reference, test cases, hint, difficulty, time and catalogue of known mistakes — live in one
+module per chapter, which registers them in :data:`EXERCISES` when imported here.
+"""
+
+from __future__ import annotations
+
+from . import (  # noqa: F401 - importing a chapter module registers its exercises
+    ch01_soft_lookup,
+    ch02_scaled_dot_product,
+    ch03_self_attention,
+    ch04_masking,
+    ch05_multi_head,
+    ch06_transformer_block,
+    ch07_encoder_decoder,
+)
+from .core import EXERCISES, Exercise, Mistake, check, evaluate
+
+__all__ = ["Exercise", "Mistake", "check", "evaluate", "EXERCISES"]

@@ -1,0 +1,182 @@
+"""Exercises of chapter 1 (soft look-up): references, test cases, hints, known mistakes."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .core import Exercise, Mistake, register, rng
+
+
+def _softmax_cases() -> list[tuple]:
+    gen = rng(1)
+    return [
+        (np.array([2.0, 1.0, 0.1]),),
+        (gen.normal(size=5),),
+        (np.array([1000.0, 999.0, 0.0]),),  # a naive np.exp overflows here
+        (gen.normal(size=(3, 4)),),  # softmax along the last axis
+        # one row far below the other: subtracting one global max underflows it to 0 / 0 = NaN
+        (np.array([[1000.0, 999.0, 998.0], [0.0, 1.0, -1.0]]),),
+    ]
+
+
+def _exp(x: np.ndarray) -> np.ndarray:
+    return np.exp(np.asarray(x, dtype=float))
+
+
+SOFTMAX_MISTAKES = (
+    Mistake(
+        "one global maximum subtracted from every row (`x - x.max()`): a row far below it "
+        "underflows to 0 / 0 = NaN — subtract each row's own maximum, `x.max(axis=-1, "
+        "keepdims=True)`",
+        lambda x: _exp(x - x.max()) / _exp(x - x.max()).sum(axis=-1, keepdims=True),
+    ),
+    Mistake(
+        "the sum is taken over the whole array instead of each row (no `axis=-1, keepdims=True`)",
+        lambda x: (
+            _exp(x - x.max(axis=-1, keepdims=True)) / _exp(x - x.max(axis=-1, keepdims=True)).sum()
+        ),
+    ),
+    Mistake(
+        "softmax along axis 0 (down the columns) instead of the last axis",
+        lambda x: (
+            _exp(x - x.max(axis=0, keepdims=True))
+            / _exp(x - x.max(axis=0, keepdims=True)).sum(axis=0, keepdims=True)
+        ),
+    ),
+    Mistake(
+        "no maximum subtracted: `np.exp(1000.0)` overflows to inf, and inf / inf is NaN",
+        lambda x: _exp(x) / _exp(x).sum(axis=-1, keepdims=True),
+    ),
+    Mistake(
+        "the scores divided by their sum, without `np.exp`",
+        lambda x: x / x.sum(axis=-1, keepdims=True),
+    ),
+)
+
+
+def _soft_lookup_reference(q: np.ndarray, K: np.ndarray, V: np.ndarray) -> np.ndarray:
+    from .. import numpy_ref
+
+    return numpy_ref.softmax(K @ q) @ V  # (d_v,)
+
+
+def _ref_softmax(x: np.ndarray) -> np.ndarray:
+    from .. import numpy_ref
+
+    return numpy_ref.softmax(x)
+
+
+SOFT_LOOKUP_MISTAKES = (
+    Mistake(
+        "the scores divided by √d_k — chapter 2's scaled attention; this chapter's look-up "
+        "is unscaled",
+        lambda q, K, V: _ref_softmax(K @ q / np.sqrt(q.shape[-1])) @ V,
+    ),
+    Mistake(
+        "the weights multiplied with the keys instead of the values",
+        lambda q, K, V: _ref_softmax(K @ q) @ K,
+    ),
+    Mistake("the scores used as weights without a softmax", lambda q, K, V: (K @ q) @ V),
+    Mistake(
+        "the output averages the values with equal weights (the weights were not used)",
+        lambda q, K, V: V.mean(axis=0),
+    ),
+)
+
+
+def _soft_lookup_cases() -> list[tuple]:
+    from .. import toy
+
+    example = toy.worked_example()
+    gen = rng(2)
+    return [
+        (example.q, example.K, example.V),
+        (gen.normal(size=3), gen.normal(size=(5, 3)), gen.normal(size=(5, 2))),
+        (gen.normal(size=2), gen.normal(size=(4, 2)), gen.normal(size=(4, 6))),
+    ]
+
+
+def _temperature_reference(scores: np.ndarray, temperature: float) -> np.ndarray:
+    from .. import numpy_ref
+
+    return numpy_ref.softmax(scores, temperature=temperature)
+
+
+TEMPERATURE_MISTAKES = (
+    Mistake(
+        "the scores multiplied by the temperature instead of divided by it",
+        lambda scores, temperature: _ref_softmax(scores * temperature),
+    ),
+    Mistake(
+        "the weights divided by the temperature after the softmax (they no longer sum to 1)",
+        lambda scores, temperature: _ref_softmax(scores) / temperature,
+    ),
+    Mistake("the temperature ignored", lambda scores, temperature: _ref_softmax(scores)),
+)
+
+
+def _temperature_cases() -> list[tuple]:
+    gen = rng(3)
+    return [
+        (np.array([0.89, 0.83, -0.29]), 0.1),
+        (gen.normal(size=4), 2.0),
+        (gen.normal(size=6), 0.5),
+        (np.array([3.0, 1.0, 0.0]), 1.0),
+    ]
+
+
+def _softmax_reference(x: np.ndarray) -> np.ndarray:
+    from .. import numpy_ref
+
+    return numpy_ref.softmax(x, axis=-1)
+
+
+register(
+    Exercise(
+        id="soft-lookup-1",
+        title="a stable softmax",
+        reference=_softmax_reference,
+        cases=_softmax_cases,
+        difficulty=1,
+        minutes=5,
+        mistakes=SOFTMAX_MISTAKES,
+        hint=(
+            "exponentiate, then divide by the sum along the last axis (keepdims=True). If a case "
+            "with scores near 1000 gives NaN, subtract the largest score of each row first: "
+            "softmax(x) equals softmax(x - max(x))."
+        ),
+    )
+)
+
+register(
+    Exercise(
+        id="soft-lookup-2",
+        title="a soft look-up",
+        reference=_soft_lookup_reference,
+        cases=_soft_lookup_cases,
+        difficulty=1,
+        minutes=5,
+        mistakes=SOFT_LOOKUP_MISTAKES,
+        hint=(
+            "three steps: scores = K @ q, shape (n_keys,); weights = softmax(scores); "
+            "output = weights @ V, shape (d_v,). Chapter 1 does not divide by sqrt(d_k)."
+        ),
+        hints_by_shape={"()": "you returned a number: multiply the weights with V, not with q."},
+    )
+)
+
+register(
+    Exercise(
+        id="soft-lookup-3",
+        title="softmax with a temperature",
+        reference=_temperature_reference,
+        cases=_temperature_cases,
+        difficulty=2,
+        minutes=10,
+        mistakes=TEMPERATURE_MISTAKES,
+        hint=(
+            "divide the scores by the temperature before the softmax (not the weights after it); "
+            "a temperature below 1 should make the largest weight larger."
+        ),
+    )
+)
