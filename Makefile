@@ -1,7 +1,7 @@
 # Attention, Step by Step — every command a reader or CI needs.
 #   make book   create .venv, install, execute every chapter, build _build/html
 #   make test   the same set-up, then every check (lint, unit, notebooks, strict build, browser)
-#   make lab    JupyterLab on chapters/        make serve   serve _build/html on 127.0.0.1
+#   make lab    JupyterLab on chapters/ (no npm needed)   make serve   serve _build/html on 127.0.0.1
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -88,7 +88,7 @@ chromium:
 browser: install chromium
 	$(BIN)/pytest -q -x -m browser
 
-lab: install
+lab: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[lab]"
 	$(BIN)/jupyter lab chapters/
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from importlib.metadata import entry_points
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -13,6 +14,8 @@ import pytest
 import torch
 
 import course_attention as ca
+
+ROOT = Path(__file__).resolve().parents[1]
 from course_attention import book, viz
 
 
@@ -130,3 +133,13 @@ def test_every_figure_gets_a_text_alternative():
     assert book.figure_label(untitled.to_dict()) == "Interactive heatmap of query against key"
     slider = viz.slider_figure(lambda v: [go.Bar(y=[v])], [1, 2], "v")
     assert book.figure_label(slider.to_dict()).endswith("with a slider")
+
+
+def test_make_lab_needs_no_npm():
+    """Only the book needs MathJax and plotly.js; JupyterLab draws with the kernel's plotly."""
+    import subprocess
+
+    out = subprocess.run(
+        ["make", "-n", "-B", "lab"], capture_output=True, text=True, cwd=ROOT, check=True
+    ).stdout
+    assert "npm" not in out and "jupyter lab" in out

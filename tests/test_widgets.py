@@ -41,3 +41,15 @@ def test_every_control_changes_the_figure(name):
 
 def test_explorers_exist_for_the_first_chapters():
     assert len(widgets.EXPLORERS) >= 2
+
+
+@pytest.mark.parametrize("name", sorted(widgets.EXPLORERS))
+def test_controls_wrap_keep_their_width_and_full_labels(name):
+    """At a 1024 px JupyterLab window, four controls in one row shrank sliders to 12–17 px."""
+    explorer = widgets.EXPLORERS[name]()
+    row, _, note = explorer.widget.children
+    assert row.layout.flex_flow == "row wrap"
+    for label, control in explorer.controls.items():
+        assert int(control.layout.min_width.removesuffix("px")) >= 300, label
+        assert control.style.description_width == "initial", f"{label}: label would be cut"
+    assert "run this cell again" in note.value

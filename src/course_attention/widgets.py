@@ -21,6 +21,15 @@ __all__ = ["Explorer", "EXPLORERS"]
 EXPLORERS: dict[str, Callable[..., Explorer]] = {}
 
 
+#: Each control keeps at least this width (label + ≥ 200 px of slider); the row wraps instead.
+CONTROL_MIN_WIDTH = "340px"
+#: Shown under every explorer: a saved notebook keeps no live widgets.
+REOPEN_NOTE = (
+    "Live explorer: it runs in this kernel. After you reopen a saved notebook, run this cell "
+    "again to bring it back."
+)
+
+
 def _explorer(factory: Callable[..., Explorer]) -> Callable[..., Explorer]:
     EXPLORERS[factory.__name__] = factory
     return factory
@@ -39,8 +48,13 @@ class Explorer:
         self.controls = controls
         self.make_figure = make_figure
         self.figure: go.Figure | None = None
+        for control in controls.values():  # a full label, and room for the slider itself
+            control.style.description_width = "initial"
+            control.layout.min_width = CONTROL_MIN_WIDTH
         self.output = w.interactive_output(self._update, controls)
-        self.widget = w.VBox([w.HBox(list(controls.values())), self.output])
+        row = w.HBox(list(controls.values()), layout=w.Layout(flex_flow="row wrap"))
+        self.note = w.HTML(f"<small>{REOPEN_NOTE}</small>")
+        self.widget = w.VBox([row, self.output, self.note])
 
     def _update(self, **values: Any) -> None:
         self.figure = self.make_figure(**values)
