@@ -14,9 +14,9 @@ import pytest
 import torch
 
 import course_attention as ca
+from course_attention import book, viz
 
 ROOT = Path(__file__).resolve().parents[1]
-from course_attention import book, viz
 
 
 def test_mime_renderer_is_registered_as_a_myst_nb_entry_point():
