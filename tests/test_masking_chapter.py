@@ -27,7 +27,7 @@ def test_pad_batch_pads_to_the_longest_sentence():
     assert {len(p) for p in padded} == {max(lengths)}
     for tokens, n in zip(padded, lengths, strict=True):
         assert tokens[n:] == [toy.PAD] * (len(tokens) - n)
-    assert ref.padding_mask(lengths, len(padded[0])).shape == (3, 1, 5)
+    assert ref.padding_mask(lengths, len(padded[0])).shape == (3, 1, 1, 5)
     with pytest.raises(ValueError):
         toy.pad_batch([])
 
@@ -104,12 +104,32 @@ def test_masking_references_pass_their_own_checks(exercise_id):
     assert passed, message
 
 
-def test_masking_checkers_catch_the_usual_mistakes():
-    no_query_axis = exercises.evaluate(
-        "masking-1", lambda lengths, n: np.arange(n)[None, :] < lengths[:, None]
+def test_masking_checkers_name_the_usual_mistakes():
+    def named(exercise_id, fn, words):
+        passed, message = exercises.evaluate(exercise_id, fn)
+        assert not passed and f"Likely mistake: {words}" in message, message
+
+    named("masking-1", lambda lengths, n: np.arange(n)[None, :] < lengths[:, None], "the mask")
+    named(
+        "masking-1",
+        lambda lengths, n: (np.arange(n)[None, :] < lengths[:, None])[:, None, :],
+        "the head axis is missing",
     )
-    assert not no_query_axis[0] and "shape" in no_query_axis[1]
-    minus_1e9 = exercises.evaluate("masking-2", lambda s, m: ref.softmax(np.where(m, s, -1e9)))
-    assert not minus_1e9[0]
-    plain_mean = exercises.evaluate("masking-3", lambda losses, lengths: losses.mean())
-    assert not plain_mean[0]
+    named("masking-2", lambda s, m: ref.softmax(np.where(m, s, -1e9)), "hidden scores set to −1e9")
+    named("masking-2", lambda s, m: ref.softmax(s) * m, "the mask applied after the softmax")
+    named("masking-3", lambda losses, lengths: losses.mean(), "the plain mean")
+
+
+def test_a_key_mask_without_the_head_axis_is_silently_wrong_when_batch_equals_heads():
+    """The pitfall the chapter computes: (batch, 1, seq_k) faces (heads, seq_q, seq_k)."""
+    lengths = np.array([4, 2, 5])
+    rng = np.random.default_rng(0)
+    Q, K, V = rng.standard_normal((3, 3, 3, 5, 4))  # (batch, heads = batch, seq, d_head) each
+    good = ref.padding_mask(lengths, 5)  # (batch, 1, 1, seq_k)
+    pad_key = ~np.broadcast_to(good, (3, 3, 5, 5))
+    _, right = ref.scaled_dot_product_attention(Q, K, V, mask=good)
+    _, wrong = ref.scaled_dot_product_attention(Q, K, V, mask=good[:, 0])  # no error
+    assert (right[pad_key] == 0).all()
+    assert wrong[pad_key].max() > 0.1
+    with pytest.raises(ValueError, match=r"\(3, 1, 5\) does not broadcast"):
+        ref.scaled_dot_product_attention(Q[:, :2], K[:, :2], V[:, :2], mask=good[:, 0])

@@ -34,7 +34,7 @@ def _make(batch, heads, seq_q, seq_k, d_k, d_v, mask_kind, seed):
         mask = rng.random((batch, heads, seq_q, seq_k)) < 0.7
     elif mask_kind == "key":
         lengths = rng.integers(1, seq_k + 1, size=batch)
-        mask = ref.padding_mask(lengths, seq_k)[:, None]  # (batch, 1, 1, seq_k)
+        mask = ref.padding_mask(lengths, seq_k)  # (batch, 1, 1, seq_k)
     else:
         mask = ref.causal_mask(seq_q, seq_k)
     return Q, K, V, mask

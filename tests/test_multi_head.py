@@ -154,3 +154,32 @@ def test_bad_input_is_named():
         ref.multi_head_attention(np.ones((1, 2, 8)), np.ones((1, 2, 6)), W, W, W, W, 2)
     with pytest.raises(ValueError, match=r"X must have shape \(batch, heads, seq, d_head\)"):
         ref.merge_heads(np.ones((2, 3)))
+
+
+def test_causal_attn_mask_and_key_padding_mask_equal_numpy_with_inverted_convention():
+    """nn.MultiheadAttention's bool masks say True = NOT allowed; ours say True = may attend."""
+    torch.manual_seed(0)
+    N, T, d, h = 2, 5, 12, 3
+    mha = torch.nn.MultiheadAttention(d, h, batch_first=True, dtype=torch.float64)
+    with torch.no_grad():
+        mha.in_proj_bias.normal_()
+        mha.out_proj.bias.normal_()
+    x = torch.randn(N, T, d, dtype=torch.float64)
+    causal, keep = ref.causal_mask(T), ref.padding_mask([5, 3], T)  # (T, T), (N, 1, 1, T)
+    W_qkv = np.split(mha.in_proj_weight.detach().numpy().T, 3, axis=1)  # fused (d, 3d) split
+    biases = (*np.split(mha.in_proj_bias.detach().numpy(), 3), mha.out_proj.bias.detach().numpy())
+    W_o = mha.out_proj.weight.detach().numpy().T
+    out_np, w_np = ref.multi_head_attention(
+        x.numpy(), x.numpy(), *W_qkv, W_o, h, mask=causal & keep, biases=biases
+    )
+    out_t, w_t = mha(
+        x, x, x,
+        attn_mask=torch.from_numpy(~causal),
+        key_padding_mask=torch.from_numpy(~keep[:, 0, 0]),
+        average_attn_weights=False,
+    )  # fmt: skip
+    np.testing.assert_allclose(out_t.detach().numpy(), out_np, atol=1e-12)
+    np.testing.assert_allclose(w_t.detach().numpy(), w_np, atol=1e-12)
+    assert (w_np[1, :, :, 3:] == 0).all()  # padding keys of the short sequence get no weight
+    _, w_flipped = mha(x, x, x, attn_mask=torch.from_numpy(causal))  # not inverted: wrong
+    assert (w_flipped[:, 0, 0] == 0).all() and torch.isnan(w_flipped[:, -1]).all()

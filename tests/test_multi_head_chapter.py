@@ -121,3 +121,51 @@ def test_multi_head_explorer_redraws_fast():
     assert (time.perf_counter() - start) / 4 < 0.05
     with pytest.raises(ValueError, match="n_heads"):
         widgets.multi_head_explorer(n_heads=3)
+
+
+def test_one_head_with_the_same_projections_follows_neither_relation():
+    """The chapter's claim: one softmax row cannot do what the two heads do."""
+    e = toy.two_head_example()
+    W = (e.W_q, e.W_k, e.W_v, e.W_o)
+    _, two = ref.multi_head_attention(e.X, e.X, *W, n_heads=2)
+    _, one = ref.multi_head_attention(e.X, e.X, *W, n_heads=1)
+    T, cat, mat = len(e.tokens), 1, 5
+    previous = np.arange(1, T), np.arange(T - 1)
+    assert (one[0, 0][previous] < 0.5 * two[0, 0][previous]).all()
+    assert one[0, 0, cat, mat] < 0.01 < 0.4 < two[0, 1, cat, mat]
+    assert two[0, 0, cat, cat - 1] + two[0, 1, cat, mat] > 1  # no single row sums past 1
+    assert one[0, 0, cat].argmax() == cat
+
+
+def _loop(X, W_q, W_k, W_v, W_o, n_heads):
+    d_head = X.shape[-1] // n_heads
+    heads = []
+    for i in range(n_heads):
+        cols = slice(i * d_head, (i + 1) * d_head)
+        Q, K, V = X @ W_q[:, cols], X @ W_k[:, cols], X @ W_v[:, cols]
+        heads.append(ref.scaled_dot_product_attention(Q, K, V)[0])
+    return np.concatenate(heads, axis=-1) @ W_o
+
+
+def test_loop_and_batched_timing_returns_positive_seconds_and_checks_the_loop():
+    loop_s, batched_s = experiments.time_loop_and_batched_heads(_loop, 8, 16, 4, repeat=2)
+    assert 0 < loop_s < 1 and 0 < batched_s < 1
+    with pytest.raises(ValueError, match="disagrees"):
+        experiments.time_loop_and_batched_heads(lambda X, *W, n_heads: X * 0, 8, 16, 4)
+    with pytest.raises(ValueError, match="d_model=10.*n_heads=4"):
+        experiments.time_loop_and_batched_heads(_loop, 8, 10, 4)
+    with pytest.raises(ValueError, match="repeat"):
+        experiments.time_loop_and_batched_heads(_loop, 8, 16, 4, repeat=0)
+
+
+@pytest.mark.parametrize(
+    "exercise_id, wrong, named",
+    [
+        ("multi-head-1", lambda X, h: X.reshape(X.shape[0], h, X.shape[1], -1), "without the"),
+        ("multi-head-2", lambda H: H.reshape(H.shape[0], H.shape[2], -1), "transposing back"),
+        ("multi-head-3", lambda T, d, h: 4 * h * T * d * d + 2 * T * T * d, "per head"),
+    ],
+)
+def test_the_chapter_pitfalls_are_named_by_the_checker(exercise_id, wrong, named):
+    passed, message = ex.evaluate(exercise_id, wrong)
+    assert not passed and "Likely mistake" in message and named in message

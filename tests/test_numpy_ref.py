@@ -112,14 +112,15 @@ def test_causal_mask():
     assert ref.causal_mask(2, 4).shape == (2, 4)
 
 
-def test_padding_mask_broadcasts_over_queries():
+def test_padding_mask_broadcasts_over_heads_and_queries():
     mask = ref.padding_mask(np.array([2, 3]), 4)
-    assert mask.shape == (2, 1, 4)
-    np.testing.assert_array_equal(mask[:, 0], [[1, 1, 0, 0], [1, 1, 1, 0]])
-    Q = np.ones((2, 4, 3))
+    assert mask.shape == (2, 1, 1, 4)  # (batch, heads, seq_q, seq_k)
+    np.testing.assert_array_equal(mask[:, 0, 0], [[1, 1, 0, 0], [1, 1, 1, 0]])
+    Q = np.ones((2, 2, 4, 3))  # batch == heads: a 3-d mask would broadcast silently wrong
     _, weights = ref.scaled_dot_product_attention(Q, Q, Q, mask=mask)
-    np.testing.assert_allclose(weights[0, :, :2], 0.5)
-    assert (weights[0, :, 2:] == 0).all()
+    np.testing.assert_allclose(weights[0, :, :, :2], 0.5)
+    assert (weights[0, :, :, 2:] == 0).all()
+    np.testing.assert_allclose(weights[1, :, :, :3], 1 / 3)
 
 
 @pytest.mark.parametrize(

@@ -6,10 +6,12 @@ import time
 
 import numpy as np
 import pytest
+import torch
 
 from course_attention import experiments as E
 from course_attention import numpy_ref as ref
 from course_attention import toy, viz, widgets
+from course_attention.self_attention import SelfAttention
 
 
 def _self_attention(s: toy.ItSentence) -> tuple[np.ndarray, np.ndarray]:
@@ -65,12 +67,86 @@ def test_recurrence_takes_one_step_per_token_and_rejects_bad_shapes():
 def test_timing_counts_steps_and_is_fast():
     start = time.perf_counter()
     timing = E.time_recurrence_and_attention()
-    assert time.perf_counter() - start < 0.5
+    assert time.perf_counter() - start < 1.0
     np.testing.assert_array_equal(timing.recurrence_steps, timing.seq)
     np.testing.assert_array_equal(timing.attention_steps, 1)
-    assert (timing.recurrence_seconds > 0).all() and (timing.attention_seconds > 0).all()
+    for seconds in (timing.recurrence_seconds, timing.attention_loop_seconds):
+        assert seconds.shape == timing.seq.shape and (seconds > 0).all()
+    assert (timing.attention_seconds > 0).all()
     with pytest.raises(ValueError, match="repeats"):
         E.time_recurrence_and_attention(repeats=0)
+    with pytest.raises(ValueError, match="batch"):
+        E.time_recurrence_and_attention(batch=0)
+
+
+def test_recurrence_of_a_batch_equals_each_sequence_alone():
+    rng = np.random.default_rng(1)
+    X, W_h, W_x = rng.normal(size=(3, 5, 4)), rng.normal(size=(2, 2)), rng.normal(size=(4, 2))
+    H, steps = E.recurrence(X, W_h, W_x)
+    assert H.shape == (3, 5, 2) and steps == 5
+    for b in range(3):
+        np.testing.assert_allclose(H[b], E.recurrence(X[b], W_h, W_x)[0])
+    # step t really depends on step t - 1: changing token 0 changes the last state
+    X2 = X.copy()
+    X2[:, 0] += 1.0
+    assert not np.allclose(E.recurrence(X2, W_h, W_x)[0][:, -1], H[:, -1])
+
+
+def test_attention_one_query_at_a_time_equals_the_batched_call():
+    rng = np.random.default_rng(2)
+    Q, K, V = rng.normal(size=(2, 6, 3)), rng.normal(size=(2, 6, 3)), rng.normal(size=(2, 6, 5))
+    out = E.attention_one_query_at_a_time(Q, K, V)
+    np.testing.assert_allclose(out, ref.scaled_dot_product_attention(Q, K, V)[0], atol=1e-12)
+    with pytest.raises(ValueError, match=r"K \(2, 5, 3\)"):
+        E.attention_one_query_at_a_time(Q, K[:, :5], V)
+
+
+def test_layer_multiply_adds_reproduce_table_one_of_vaswani():
+    d = 512
+    counts = E.layer_multiply_adds(64, d)
+    # self-attention agrees with chapter 5's count of one head without the output projection
+    mha = E.multi_head_multiply_adds(64, d, n_heads=1)
+    assert counts["self-attention"]["projections X W"] == mha["Q, K, V projections"]
+    assert counts["self-attention"]["scores Q Kᵀ"] == mha["scores Q Kᵀ"]
+    assert counts["self-attention"]["weights V"] == mha["weights V"]
+    assert counts["recurrent"]["state h W_h"] == 64 * d * d
+    assert counts["LSTM"]["state h W_h"] == 4 * counts["recurrent"]["state h W_h"]
+
+    def mixing(T: int) -> tuple[int, int]:
+        c = E.layer_multiply_adds(T, d)
+        return c["self-attention"]["scores Q Kᵀ"] + c["self-attention"]["weights V"], c[
+            "recurrent"
+        ]["state h W_h"]
+
+    def totals(T: int) -> dict[str, int]:
+        return {k: sum(v.values()) for k, v in E.layer_multiply_adds(T, d).items()}
+
+    attention, recurrent = mixing(d // 2)
+    assert attention == recurrent  # O(n²·d) = O(n·d²) where T = d / 2
+    assert mixing(d // 4)[0] < mixing(d // 4)[1] and mixing(d)[0] > mixing(d)[1]
+    assert totals(5 * d // 2)["self-attention"] == totals(5 * d // 2)["LSTM"]
+    assert totals(d)["self-attention"] < totals(d)["LSTM"] < totals(4 * d)["self-attention"]
+    for T in (1, 8, d, 8 * d):  # three projections against one: never cheaper than tanh
+        t = totals(T)
+        assert t["self-attention"] / t["recurrent"] == pytest.approx(1.5 + T / d)
+    with pytest.raises(ValueError, match="d"):
+        E.layer_multiply_adds(4, 0)
+
+
+def test_layer_cost_totals_sum_all_products_or_only_those_that_mix_tokens():
+    T, d = 100, 64
+    totals = E.layer_cost_totals(T, d)
+    assert totals == {
+        "recurrent": 2 * T * d * d,
+        "LSTM": 8 * T * d * d,
+        "self-attention": 3 * T * d * d + 2 * T * T * d,
+    }
+    mixing = E.layer_cost_totals(T, d, mixing_only=True)
+    assert mixing == {
+        "recurrent": T * d * d,
+        "LSTM": 4 * T * d * d,
+        "self-attention": 2 * T * T * d,
+    }
 
 
 def test_path_length_and_memory():
@@ -108,7 +184,12 @@ def test_chapter_three_figures_check_their_inputs():
     fig = viz.it_weights_figure({"tired": weights[7], "wide": weights[8]}, s.tokens)
     assert len(fig.data) == 2
     fig = viz.recurrence_figure(E.time_recurrence_and_attention((4, 8), repeats=1))
-    assert len(fig.data) == 4
+    assert len(fig.data) == 5  # steps: 2 curves; wall time: 3 curves
+    assert {t.name for t in fig.data} == {
+        "recurrent layer",
+        "self-attention, loop over queries",
+        "self-attention, one batched call",
+    }
 
 
 def test_self_attention_explorer_redraws_quickly_and_rejects_bad_queries():
@@ -118,3 +199,66 @@ def test_self_attention_explorer_redraws_quickly_and_rejects_bad_queries():
     assert time.perf_counter() - start < 0.05
     with pytest.raises(ValueError, match="query must be a position"):
         widgets.self_attention_explorer(query=11)
+
+
+def test_only_the_nouns_ask_for_nothing():
+    """The query slider: 9 of the 11 queries differ from uniform; the two nouns are flat."""
+    for ending in toy.IT_ENDINGS:
+        s = toy.it_sentence(ending)
+        _, weights = _self_attention(s)
+        flat = np.isclose(weights, 1 / len(s.tokens)).all(axis=-1)
+        assert [t for t, f in zip(s.tokens, flat, strict=True) if f] == ["animal", "street"]
+        np.testing.assert_array_equal((s.X @ s.W_q)[flat], 0.0)
+
+
+def test_attention_is_not_symmetric_but_raw_dot_products_are():
+    s = toy.it_sentence("tired")
+    _, weights = _self_attention(s)
+    animal = s.tokens.index("animal")
+    assert weights[s.it_index, animal] > 5 * weights[animal, s.it_index]
+    assert not np.allclose(weights, weights.T)
+    _, raw = ref.scaled_dot_product_attention(s.X, s.X, s.X)
+    scores = s.X @ s.X.T
+    np.testing.assert_allclose(scores, scores.T)
+    # without projections "it" cannot pick its referent: animal and street weigh the same
+    assert raw[s.it_index, animal] == pytest.approx(raw[s.it_index, s.tokens.index("street")])
+
+
+def _random_layer(d_model: int, d_k: int, d_v: int, seed: int) -> tuple:
+    rng = np.random.default_rng(seed)
+    W = [rng.normal(size=(d_model, n)) for n in (d_k, d_k, d_v)]
+    return W, SelfAttention.from_matrices(*W)
+
+
+@pytest.mark.parametrize(("d_model", "d_k", "d_v"), [(7, 3, 2), (8, 16, 8), (5, 5, 5)])
+def test_self_attention_module_equals_numpy_in_float64(d_model, d_k, d_v):
+    (W_q, W_k, W_v), layer = _random_layer(d_model, d_k, d_v, seed=d_model)
+    X = np.random.default_rng(3).normal(size=(2, 6, d_model))  # (batch, seq, d_model)
+    out, weights = layer(torch.from_numpy(X))
+    expected, expected_w = ref.scaled_dot_product_attention(X @ W_q, X @ W_k, X @ W_v)
+    assert out.dtype == torch.float64 and out.shape == (2, 6, d_v)
+    np.testing.assert_allclose(out.detach().numpy(), expected, atol=1e-12)
+    np.testing.assert_allclose(weights.detach().numpy(), expected_w, atol=1e-12)
+    mask = torch.from_numpy(ref.causal_mask(6))
+    out_m, _ = layer(torch.from_numpy(X), mask=mask)
+    expected_m, _ = ref.scaled_dot_product_attention(
+        X @ W_q, X @ W_k, X @ W_v, mask=ref.causal_mask(6)
+    )
+    np.testing.assert_allclose(out_m.detach().numpy(), expected_m, atol=1e-12)
+
+
+def test_self_attention_module_learns_and_rejects_bad_input():
+    layer = SelfAttention(4, 3, 2)
+    assert layer.W_q.weight.shape == (3, 4) and layer.W_v.weight.shape == (2, 4)
+    assert SelfAttention(4, 3).d_v == 3 and layer.W_q.bias is None
+    out, _ = layer(torch.randn(5, 4))
+    out.sum().backward()
+    assert layer.W_q.weight.grad is not None and layer.W_q.weight.grad.abs().sum() > 0
+    with pytest.raises(ValueError, match=r"d_model=4.*\(5, 3\)"):
+        layer(torch.randn(5, 3))
+    with pytest.raises(ValueError, match="d_k must be a positive int"):
+        SelfAttention(4, 0)
+    with pytest.raises(ValueError, match=r"W_k \(4, 2\)"):
+        SelfAttention.from_matrices(np.ones((4, 3)), np.ones((4, 2)), np.ones((4, 2)))
+    with pytest.raises(ValueError, match="as many rows"):
+        SelfAttention.from_matrices(np.ones((4, 3)), np.ones((4, 3)), np.ones((5, 2)))

@@ -9,52 +9,82 @@ import pytest
 import torch
 
 from course_attention import exercises as ex
-from course_attention import experiments, viz, widgets
+from course_attention import experiments, modules, viz, widgets
 from course_attention import numpy_ref as ref
 
 
 def test_residual_keeps_the_signal_and_the_gradient():
     with_res = experiments.residual_stack_signal(depth=12, residual=True)
     without = experiments.residual_stack_signal(depth=12, residual=False)
-    assert with_res.rms.shape == with_res.grad.shape == (13,)
+    assert with_res.rms.shape == with_res.spread.shape == with_res.grad.shape == (13,)
     assert with_res.grad[-1] == pytest.approx(without.grad[-1])  # the same loss at the output
+    assert with_res.spread[0] == pytest.approx(without.spread[0])  # the same two inputs
     assert with_res.grad[0] > 0.5 * with_res.grad[-1]
     assert without.grad[0] < 1e-6 * without.grad[-1]
     assert without.rms[-1] < 0.2 < 0.5 < with_res.rms[-1]
 
 
-def test_residual_stack_signal_is_deterministic_and_checks_depth():
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_default_init_plain_stack_forgets_its_input_he_init_does_not(seed):
+    """PyTorch's default Linear shrinks each block's input part by about sqrt(1/18)."""
+    plain = experiments.residual_stack_signal(depth=24, residual=False, seed=seed)
+    gain = (plain.spread[-1] / plain.spread[0]) ** (1 / 24)
+    assert plain.spread[-1] < 1e-12 * plain.spread[0]  # two inputs, one output: the biases
+    assert abs(gain - np.sqrt(1 / 18)) < 0.03
+    he = experiments.residual_stack_signal(depth=24, residual=False, init="he", seed=seed)
+    assert he.spread[-1] > 0.1 * he.spread[0] and he.grad[0] > 0.2 * he.grad[-1]
+    he_res = experiments.residual_stack_signal(depth=24, residual=True, init="he", seed=seed)
+    assert he_res.rms[-1] > 1000 * he_res.rms[0]  # each block about doubles the variance
+
+
+def test_residual_stack_signal_is_deterministic_and_checks_its_arguments():
     a = experiments.residual_stack_signal(depth=4, seed=3)
     b = experiments.residual_stack_signal(depth=4, seed=3)
     np.testing.assert_array_equal(a.grad, b.grad)
+    np.testing.assert_array_equal(a.spread, b.spread)
     with pytest.raises(ValueError, match="depth"):
         experiments.residual_stack_signal(depth=0)
+    with pytest.raises(ValueError, match="init"):
+        experiments.residual_stack_signal(init="xavier")
 
 
-def test_pre_norm_last_layer_gradient_shrinks_with_depth_post_norm_does_not():
+@pytest.mark.parametrize("seeds", [(0, 1, 2), (3, 4, 5)])
+def test_last_layer_w2_gradient_follows_xiong_theorem(seeds):
+    """Post-norm: independent of the depth; pre-norm: like 1 / sqrt(L) (Xiong et al. 2020)."""
     last = {
-        (n, nf): experiments.layer_gradient_norms(n, norm_first=nf)[-1]
-        for n in (3, 12)
+        (n, nf): experiments.ffn_gradient_norms(n, norm_first=nf, seeds=seeds).w2[-1]
+        for n in (3, 24)
         for nf in (False, True)
     }
-    pre_ratio = last[3, True] / last[12, True]
-    post_ratio = last[3, False] / last[12, False]
-    assert 1.5 < pre_ratio < 2.5  # about sqrt(12 / 3) = 2
-    assert 0.7 < post_ratio < 1.3
+    assert 0.75 < last[3, False] / last[24, False] < 1.33
+    assert abs(last[3, True] / last[24, True] / np.sqrt(8) - 1) < 0.25
+    assert last[24, False] > 3 * last[24, True]
 
 
-def test_layer_gradient_norms_shape_seed_and_threads():
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_pre_norm_w2_gradient_is_largest_next_to_the_input(seed):
+    pre = experiments.ffn_gradient_norms(6, norm_first=True, seeds=(seed,))
+    assert pre.w2[0] > 1.5 * pre.w2[-1]
+    assert pre.arriving[0] > 1.5 * pre.arriving[-1]  # the gradient on the residual stream
+    assert pre.hidden.max() < 1.5 * pre.hidden.min()  # W^2's input: the same size everywhere
+    assert (np.diff(pre.stream) > 0).sum() >= 4  # the residual stream grows
+    post = experiments.ffn_gradient_norms(6, norm_first=False, seeds=(seed,))
+    np.testing.assert_allclose(post.stream, 1.0, atol=0.01)  # post-norm: the stream is normed
+
+
+def test_ffn_gradient_norms_shape_seed_and_threads():
     threads = torch.get_num_threads()
-    norms = experiments.layer_gradient_norms(4, norm_first=True, seeds=(5,))
-    assert norms.shape == (4,) and (norms > 0).all()
+    grads = experiments.ffn_gradient_norms(4, norm_first=True, seeds=(5,))
+    for field in grads:
+        assert field.shape == (4,) and (field > 0).all()
     assert torch.get_num_threads() == threads  # restored after the measurement
     np.testing.assert_array_equal(
-        norms, experiments.layer_gradient_norms(4, norm_first=True, seeds=(5,))
+        grads.w2, experiments.ffn_gradient_norms(4, norm_first=True, seeds=(5,)).w2
     )
     with pytest.raises(ValueError, match="seed"):
-        experiments.layer_gradient_norms(2, seeds=())
+        experiments.ffn_gradient_norms(2, seeds=())
     with pytest.raises(ValueError, match="n_layers"):
-        experiments.layer_gradient_norms(0)
+        experiments.ffn_gradient_norms(0)
 
 
 def _norms(depths=(2, 4)):
@@ -69,6 +99,7 @@ def test_gradient_depth_slider_has_a_frame_per_depth_and_fixed_axes():
     assert [f.name for f in fig.frames] == ["2", "4"]
     assert len(fig.frames[0].data) == 2 and len(fig.frames[1].data[0].y) == 4
     assert fig.layout.yaxis.type == "log" and fig.layout.yaxis.range is not None
+    assert list(fig.layout.yaxis.ticktext) == ["1", "2"]  # numbers, not plotly's lone digits
     assert len(fig.to_json()) < 20_000
     with pytest.raises(ValueError, match="one norm per layer"):
         viz.gradient_depth_slider({3: {"post-norm": np.ones(2)}})
@@ -76,6 +107,14 @@ def test_gradient_depth_slider_has_a_frame_per_depth_and_fixed_axes():
         viz.gradient_depth_slider({2: {"a": np.ones(2)}, 3: {"b": np.ones(3)}})
     with pytest.raises(ValueError, match="positive"):
         viz.gradient_depth_slider({2: {"a": np.zeros(2)}})
+
+
+def test_log_ticks_read_as_numbers_inside_the_range():
+    assert viz.log_ticks(np.log10(8), np.log10(54)) == [10.0, 20.0, 30.0, 50.0]
+    assert viz.log_ticks(-15.2, 1.5) == [10.0**k for k in range(-15, 2)]
+    assert viz.log_ticks(0.0, 2.0) == [1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0]
+    with pytest.raises(ValueError, match="lo < hi"):
+        viz.log_ticks(1.0, 1.0)
 
 
 def test_position_figures_peak_at_the_position_and_stay_small():
@@ -111,15 +150,33 @@ def test_wrong_answers_get_hints():
         return (x - x.mean()) / np.sqrt(x.var() + 1e-5) * gamma + beta
 
     passed, message = ex.evaluate("transformer-block-1", norm_over_all)
-    assert not passed and "last axis" in message
+    assert not passed and "whole array" in message and "last axis" in message
 
-    def swapped(seq_len, d_model):
-        return ref.sinusoidal_positions(seq_len, d_model)[:, ::-1]
+    def unbiased(x, gamma, beta):
+        mean, var = x.mean(-1, keepdims=True), x.var(-1, ddof=1, keepdims=True)
+        return (x - mean) / np.sqrt(var + 1e-5) * gamma + beta
 
-    assert not ex.evaluate("transformer-block-2", swapped)[0]
+    assert "ddof=1" in ex.evaluate("transformer-block-1", unbiased)[1]
+
+    def eps_outside(x, gamma, beta):
+        mean, std = x.mean(-1, keepdims=True), x.std(-1, keepdims=True)
+        return (x - mean) / (std + 1e-5) * gamma + beta
+
+    assert "outside the square root" in ex.evaluate("transformer-block-1", eps_outside)[1]
 
     def always_post_norm(x, W1, b1, W2, b2, norm_first):
         return ref.layer_norm(x + ref.feed_forward(x, W1, b1, W2, b2))
 
     passed, message = ex.evaluate("transformer-block-3", always_post_norm)
-    assert not passed and "pre-norm" in message
+    assert not passed and "pre-norm and post-norm swapped" in message
+
+
+def test_parameter_count_exercise_matches_torch_layers():
+    count = ex.EXERCISES["transformer-block-2"].reference
+    for d_model, n_heads, d_ff in [(16, 4, 64), (12, 3, 20), (8, 1, 8)]:
+        ours = modules.EncoderLayer(d_model, n_heads, d_ff)
+        theirs = torch.nn.TransformerEncoderLayer(d_model, n_heads, d_ff)
+        assert count(d_model, d_ff) == sum(p.numel() for p in ours.parameters())
+        assert count(d_model, d_ff) == sum(p.numel() for p in theirs.parameters())
+    passed, message = ex.evaluate("transformer-block-2", lambda d_model, d_ff: 12 * d_model**2)
+    assert not passed and "Hint" in message

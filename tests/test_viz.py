@@ -86,7 +86,7 @@ def test_chapter_one_sliders_change_the_weights_and_stay_small(make):
     assert len(fig.to_json()) < 50_000
 
 
-def test_low_temperature_approaches_the_hard_look_up():
+def test_low_temperature_approaches_an_arg_max_look_up():
     fig = viz.temperature_slider(temperatures=(0.01, 100.0))
     sharp, flat = (frame.data[4].y for frame in fig.frames)
     assert max(sharp) > 0.99

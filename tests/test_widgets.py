@@ -50,6 +50,6 @@ def test_controls_wrap_keep_their_width_and_full_labels(name):
     row, _, note = explorer.widget.children
     assert row.layout.flex_flow == "row wrap"
     for label, control in explorer.controls.items():
-        assert int(control.layout.min_width.removesuffix("px")) >= 300, label
+        assert int(control.layout.min_width.removesuffix("px")) >= 400, label
         assert control.style.description_width == "initial", f"{label}: label would be cut"
     assert "run this cell again" in note.value

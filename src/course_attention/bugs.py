@@ -1,48 +1,76 @@
-"""Bugs that published attention tutorials shipped, each rewritten small, fixed and caught.
+"""Bugs from the tutorials this course was built from, each rewritten small, fixed and caught.
 
-Introduced in the spot-the-bug appendix. For every bug there is a ``*_buggy`` function, a
-``*_fixed`` function and a checker ``catches_*(fn) -> bool`` that returns True when ``fn`` shows
-the bug. The checkers run ``fn`` on small deterministic inputs and never print.
+Introduced in the spot-the-bug appendix. For every bug there is a ``*_buggy`` version (the
+published code or claim, rewritten in this package's style with the bug kept), a ``*_fixed``
+version, and a checker ``catches_*(fn) -> bool`` that returns True when ``fn`` shows the bug.
+The checkers run ``fn`` on small deterministic inputs and never print. The last two pairs are
+common mistakes that no cited source made; the appendix labels them so.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 import torch
 
-from . import modules, toy
+from . import modules
 from . import numpy_ref as ref
 
 __all__ = [
     "source",
-    "attention_buggy",
-    "attention_fixed",
+    # 1-2. seed 003: causal attention with undefined names and an unshifted exp
+    "causal_attention_buggy",
+    "causal_attention_renamed",
+    "causal_attention_fixed",
     "catches_undefined_name",
-    "softmax_buggy",
-    "softmax_fixed",
     "catches_softmax_overflow",
+    # 3. seeds 000/002 (Happy-LLM): a causal flag read but never stored
     "CausalAttentionBuggy",
     "CausalAttentionFixed",
     "catches_unset_causal_flag",
-    "causal_attention_buggy",
-    "causal_attention_fixed",
+    # 4. seed 000: one config field checked, another used
+    "head_dim_buggy",
+    "head_dim_fixed",
+    "catches_config_field_mismatch",
+    # 5. seed 001: K and Q swapped twice
+    "msa_buggy",
+    "msa_half_fixed",
+    "msa_fixed",
+    "catches_wrong_msa",
+    # 6. seed 001: the shape of the concatenated heads
+    "concat_shape_buggy",
+    "concat_shape_fixed",
+    "catches_wrong_concat_shape",
+    # 7. seed 001: what subtracting the maximum guarantees
+    "softmax_shift_to_one_buggy",
+    "softmax_fixed",
+    "catches_weak_shift",
+    # 8. seed 002: a dot product computed by hand
+    "SEED_002_Q",
+    "SEED_002_K",
+    "SEED_002_V",
+    "worked_scores_buggy",
+    "worked_scores_fixed",
+    "catches_typed_scores",
+    # 9. seed 004: concatenating the values instead of the heads' outputs
+    "concat_values_buggy",
+    "concat_values_fixed",
+    "catches_values_not_outputs",
+    # 10. seed 003: a feed-forward network that reshapes with a global length
+    "ffn_buggy",
+    "ffn_fixed",
+    "catches_ffn_reshape",
+    # common mistakes, not from a cited source
+    "flipped_mask_attention_buggy",
+    "flipped_mask_attention_fixed",
     "catches_flipped_mask",
-    "add_positions_buggy",
-    "add_positions_fixed",
-    "catches_positions_on_batch",
-    "encoder_decoder_buggy",
-    "encoder_decoder_fixed",
-    "catches_decoder_skips_encoder",
     "merge_heads_buggy",
     "merge_heads_fixed",
     "catches_merge_without_transpose",
-    "worked_example_weights_buggy",
-    "worked_example_weights_fixed",
-    "catches_arithmetic_slip",
 ]
 
 
@@ -53,60 +81,66 @@ def source(obj: Any) -> Any:
     return Markdown(f"```python\n{inspect.getsource(obj).rstrip()}\n```")
 
 
-def _qkv(seed: int, *shape: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    Q, K, V = np.random.default_rng(seed).standard_normal((3, *shape))
+def _qkv(seed: int, *shape: int, scale: float = 1.0) -> tuple[np.ndarray, ...]:
+    Q, K, V = scale * np.random.default_rng(seed).standard_normal((3, *shape))
     return Q, K, V
 
 
-# --- 1. a name the function never defines --------------------------------------------------
+def _causal_reference(Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> np.ndarray:
+    return ref.scaled_dot_product_attention(Q, K, V, mask=ref.causal_mask(Q.shape[-2]))[0]
 
 
-def attention_buggy(Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> np.ndarray:
-    """Attention output ``(..., seq_q, d_v)``; ``d_k`` is used but never defined."""
-    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)  # noqa: F821 - the bug
-    return ref.softmax(scores) @ V
+# --- 1-2. seed 003: causal attention, undefined names, exp without the shift ---------------
 
 
-def attention_fixed(Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> np.ndarray:
-    """Attention output ``(..., seq_q, d_v)``; Q ``(..., seq_q, d_k)``, K ``(..., seq_k, d_k)``."""
-    d_k = Q.shape[-1]
-    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)  # (..., seq_q, seq_k)
-    return ref.softmax(scores) @ V
+def causal_attention_buggy(Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> np.ndarray:
+    """Causal attention ``(seq, d_k), (seq, d_k), (seq, d_v) → (seq, d_v)``, as published.
+
+    The parameters are ``Q, K, V``; the body reads ``query, key, value``.
+    """
+    d_k, seq_len = query.shape[1], query.shape[0]  # noqa: F821
+    mask = np.where(np.triu(np.ones((seq_len, seq_len)), k=1) == 0, 0.0, -1e9)  # (seq, seq)
+    scores = query @ key.T / np.sqrt(d_k) + mask  # noqa: F821
+    weights = np.exp(scores) / np.sum(np.exp(scores), axis=1, keepdims=True)
+    return weights @ value  # noqa: F821
+
+
+def causal_attention_renamed(Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> np.ndarray:
+    """The same with the names fixed; the softmax still exponentiates the raw scores."""
+    d_k, seq_len = Q.shape[1], Q.shape[0]
+    mask = np.where(np.triu(np.ones((seq_len, seq_len)), k=1) == 0, 0.0, -1e9)  # (seq, seq)
+    scores = Q @ K.T / np.sqrt(d_k) + mask  # (seq, seq)
+    weights = np.exp(scores) / np.sum(np.exp(scores), axis=1, keepdims=True)
+    return weights @ V
+
+
+def causal_attention_fixed(Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> np.ndarray:
+    """Causal attention ``(seq, d_k), (seq, d_k), (seq, d_v) → (seq, d_v)``, stable."""
+    d_k, seq_len = Q.shape[1], Q.shape[0]
+    mask = np.where(np.triu(np.ones((seq_len, seq_len)), k=1) == 0, 0.0, -1e9)  # (seq, seq)
+    scores = Q @ K.T / np.sqrt(d_k) + mask  # (seq, seq)
+    e = np.exp(scores - scores.max(axis=1, keepdims=True))  # the largest entry becomes 1
+    return e / e.sum(axis=1, keepdims=True) @ V
 
 
 def catches_undefined_name(fn: Callable[..., np.ndarray]) -> bool:
     """True when calling ``fn(Q, K, V)`` raises ``NameError``."""
     try:
-        fn(*_qkv(0, 3, 4))
+        fn(*_qkv(0, 4, 2))
     except NameError:
         return True
     return False
 
 
-# --- 2. softmax without subtracting the maximum --------------------------------------------
-
-
-def softmax_buggy(x: np.ndarray) -> np.ndarray:
-    """Softmax over the last axis of ``x`` ``(..., n)``; overflows for large scores."""
-    e = np.exp(x)
-    return e / e.sum(axis=-1, keepdims=True)
-
-
-def softmax_fixed(x: np.ndarray) -> np.ndarray:
-    """Softmax over the last axis of ``x`` ``(..., n)``; the largest entry becomes exp(0) = 1."""
-    e = np.exp(x - x.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
-
-
-def catches_softmax_overflow(fn: Callable[[np.ndarray], np.ndarray]) -> bool:
-    """True when ``fn`` gives non-finite or wrong weights for float32 scores around 100."""
-    x = np.array([100.0, 99.0, 0.0], dtype=np.float32)  # exp(100) overflows float32
+def catches_softmax_overflow(fn: Callable[..., np.ndarray]) -> bool:
+    """True when ``fn(Q, K, V)`` is non-finite or wrong for scaled scores of a few hundred."""
+    Q, K, V = _qkv(4, 4, 2, scale=30.0)  # scaled scores reach 1679: exp overflows float64
     with np.errstate(all="ignore"):
-        p = np.asarray(fn(x), dtype=np.float64)
-    return not np.allclose(p, ref.softmax(x.astype(np.float64)), atol=1e-6)
+        out = np.asarray(fn(Q, K, V), dtype=np.float64)
+    return not np.allclose(out, _causal_reference(Q, K, V))
 
 
-# --- 3. a causal flag that is read but never set --------------------------------------------
+# --- 3. seeds 000 and 002 (Happy-LLM): a causal flag read but never stored ----------------
 
 
 class CausalAttentionBuggy(torch.nn.Module):
@@ -142,13 +176,14 @@ class CausalAttentionFixed(torch.nn.Module):
 
 
 def catches_unset_causal_flag(cls: Callable[..., torch.nn.Module]) -> bool:
-    """True when ``cls(d_model, is_causal=True)`` fails, or lets the future change the past."""
+    """True when ``cls(d_model, is_causal=...)`` fails, or lets the future change the past."""
     torch.manual_seed(0)
-    layer = cls(8, is_causal=True).double()
     x = torch.randn(1, 5, 8, dtype=torch.float64)  # (batch, seq, d_model)
     changed = x.clone()
     changed[:, -1] += 1.0  # a different last token
     try:
+        cls(8, is_causal=False).double()(x)  # a non-causal layer (an encoder's) must run too
+        layer = cls(8, is_causal=True).double()
         with torch.no_grad():
             before, after = layer(x), layer(changed)
     except AttributeError:
@@ -156,10 +191,226 @@ def catches_unset_causal_flag(cls: Callable[..., torch.nn.Module]) -> bool:
     return not torch.allclose(before[:, :-1], after[:, :-1])  # earlier outputs must not move
 
 
-# --- 4. a boolean mask with the wrong polarity ----------------------------------------------
+# --- 4. seed 000: one configuration field checked, another used ---------------------------
 
 
-def causal_attention_buggy(
+def head_dim_buggy(args: Any) -> int:
+    """Width of one head from a config with ``dim`` and ``n_heads``, as published."""
+    assert args.n_embd % args.n_heads == 0  # checks n_embd ...
+    return args.dim // args.n_heads  # ... but splits dim
+
+
+def head_dim_fixed(args: Any) -> int:
+    """Width of one head, ``args.dim // args.n_heads``; ValueError when it does not divide."""
+    if args.dim % args.n_heads:
+        raise ValueError(f"dim={args.dim} is not divisible by n_heads={args.n_heads}")
+    return args.dim // args.n_heads
+
+
+def catches_config_field_mismatch(fn: Callable[[Any], int]) -> bool:
+    """True when ``fn`` fails on a config without ``n_embd``, or accepts dim=100 with 8 heads."""
+    try:
+        fn(SimpleNamespace(dim=64, n_heads=8))
+    except AttributeError:
+        return True
+    try:
+        fn(SimpleNamespace(dim=100, n_embd=64, n_heads=8))
+    except ValueError:
+        return False
+    return True
+
+
+# --- 5. seed 001: K and Q swapped twice --------------------------------------------------
+
+
+def msa_buggy(
+    X: np.ndarray, mask: np.ndarray, heads: int, W_qkv: np.ndarray, W_out: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Multi-head self-attention ``(N, T, d) → (N, T, d)``, the names as published.
+
+    ``W_qkv`` ``(d, 3d)`` stacks the query, key and value projections in PyTorch's order;
+    ``mask`` is additive ``(T, T)`` (0 or -inf). Returns ``(output, weights)``.
+    """
+    K, Q, V = np.split(X @ W_qkv, 3, axis=-1)  # the first block is named K
+    K, Q, V = (ref.split_heads(a, heads) for a in (K, Q, V))  # (N, heads, T, d_head)
+    weights = ref.softmax(K @ Q.swapaxes(-1, -2) / np.sqrt(Q.shape[-1]) + mask)
+    return ref.merge_heads(weights @ V) @ W_out, weights
+
+
+def msa_half_fixed(
+    X: np.ndarray, mask: np.ndarray, heads: int, W_qkv: np.ndarray, W_out: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The names corrected in the split only: ``K @ Qᵀ`` is kept."""
+    Q, K, V = np.split(X @ W_qkv, 3, axis=-1)
+    Q, K, V = (ref.split_heads(a, heads) for a in (Q, K, V))  # (N, heads, T, d_head)
+    weights = ref.softmax(K @ Q.swapaxes(-1, -2) / np.sqrt(Q.shape[-1]) + mask)
+    return ref.merge_heads(weights @ V) @ W_out, weights
+
+
+def msa_fixed(
+    X: np.ndarray, mask: np.ndarray, heads: int, W_qkv: np.ndarray, W_out: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Multi-head self-attention ``(N, T, d) → (N, T, d)``, names and product in order."""
+    Q, K, V = np.split(X @ W_qkv, 3, axis=-1)
+    Q, K, V = (ref.split_heads(a, heads) for a in (Q, K, V))  # (N, heads, T, d_head)
+    weights = ref.softmax(Q @ K.swapaxes(-1, -2) / np.sqrt(Q.shape[-1]) + mask)
+    return ref.merge_heads(weights @ V) @ W_out, weights
+
+
+def catches_wrong_msa(fn: Callable[..., tuple[np.ndarray, np.ndarray]]) -> bool:
+    """True when ``fn`` differs from :func:`~course_attention.numpy_ref.multi_head_attention`."""
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((2, 5, 8))  # (N, T, d)
+    W_qkv, W_out = rng.standard_normal((8, 24)), rng.standard_normal((8, 8))
+    causal = ref.causal_mask(5)
+    W_q, W_k, W_v = np.split(W_qkv, 3, axis=-1)
+    expected, _ = ref.multi_head_attention(X, X, W_q, W_k, W_v, W_out, 2, mask=causal)
+    got, _ = fn(X, np.where(causal, 0.0, -np.inf), 2, W_qkv, W_out)
+    return got.shape != expected.shape or not np.allclose(got, expected)
+
+
+# --- 6. seed 001: the shape of the concatenated heads ------------------------------------
+
+
+def concat_shape_buggy(N: int, T: int, d: int, h: int) -> tuple[int, ...]:
+    """Shape of the concatenated heads, as the tutorial's step 5 states it."""
+    return (N, h, T, d)
+
+
+def concat_shape_fixed(N: int, T: int, d: int, h: int) -> tuple[int, ...]:
+    """Shape of the concatenated heads: merge ``h`` heads of ``(N, h, T, d/h)``."""
+    return ref.merge_heads(np.zeros((N, h, T, d // h))).shape
+
+
+def catches_wrong_concat_shape(fn: Callable[..., tuple[int, ...]]) -> bool:
+    """True when ``fn(N, T, d, h)`` is not ``(N, T, d)``, the shape ``W_o`` maps back to."""
+    return any(tuple(fn(N, T, d, h)) != (N, T, d) for N, T, d, h in [(2, 5, 8, 4), (1, 3, 6, 2)])
+
+
+# --- 7. seed 001: what subtracting the maximum guarantees --------------------------------
+
+
+def softmax_shift_to_one_buggy(Z: np.ndarray) -> np.ndarray:
+    """Softmax over the last axis that only ensures what the comment says: values ≤ 1."""
+    shift = np.maximum(Z.max(axis=-1, keepdims=True) - 1.0, 0.0)  # shift only when above 1
+    e = np.exp(Z - shift)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def softmax_fixed(Z: np.ndarray) -> np.ndarray:
+    """Softmax over the last axis of ``Z`` ``(..., n)``: subtract the maximum, so values ≤ 0."""
+    e = np.exp(Z - Z.max(axis=-1, keepdims=True))  # the largest entry becomes exp(0) = 1
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def catches_weak_shift(fn: Callable[[np.ndarray], np.ndarray]) -> bool:
+    """True when ``fn`` is non-finite or wrong for scores of ±1000 (float64)."""
+    Z = np.array([[1000.0, 999.0, 0.0], [-1000.0, -1001.0, -1002.0]])  # (2, 3)
+    with np.errstate(all="ignore"):
+        p = fn(Z)
+    return not np.allclose(p, ref.softmax(Z))
+
+
+# --- 8. seed 002: a dot product computed by hand -----------------------------------------
+
+#: Seed 002's worked example: the query "fruit" ``(4,)``.
+SEED_002_Q = np.array([1.0, 0.5, -0.3, 0.8])
+#: Seed 002's keys ``(3, 4)``: apple, banana, car.
+SEED_002_K = np.array([[0.9, 0.4, -0.2, 0.7], [0.8, 0.6, -0.1, -0.6], [-0.5, 0.2, 0.9, -0.4]])
+#: Seed 002's values ``(3, 4)``: apple, banana, car.
+SEED_002_V = np.array([[1.2, 0.3, 0.5, 0.9], [1.0, 0.4, 0.6, 0.8], [0.2, 0.9, 1.1, 0.1]])
+
+
+def worked_scores_buggy() -> np.ndarray:
+    """Scores ``q · k`` ``(3,)`` for apple, banana, car, as typed in the tutorial."""
+    return np.array([1.72, 1.61, -0.99])
+
+
+def worked_scores_fixed() -> np.ndarray:
+    """Scores ``q · k`` ``(3,)`` for apple, banana, car, computed from the vectors."""
+    return SEED_002_K @ SEED_002_Q
+
+
+def catches_typed_scores(fn: Callable[[], np.ndarray]) -> bool:
+    """True when ``fn()`` is more than 0.005 from the dot products of the tutorial's vectors."""
+    products = [sum(qi * ki for qi, ki in zip(SEED_002_Q, k, strict=True)) for k in SEED_002_K]
+    return not np.allclose(fn(), products, atol=5e-3)
+
+
+# --- 9. seed 004: concatenating the values instead of the heads' outputs -----------------
+
+
+def concat_values_buggy(
+    X: np.ndarray, W_q: np.ndarray, W_k: np.ndarray, W_v: np.ndarray, W_o: np.ndarray, heads: int
+) -> np.ndarray:
+    """Multi-head self-attention ``(T, d) → (T, d)`` by the tutorial's equation (3)."""
+    v = ref.split_heads((X @ W_v)[None], heads)[0]  # (heads, T, d/heads): v_i of every head
+    return ref.merge_heads(v[None])[0] @ W_o  # O [v_i^(1); …; v_i^(k)]
+
+
+def concat_values_fixed(
+    X: np.ndarray, W_q: np.ndarray, W_k: np.ndarray, W_v: np.ndarray, W_o: np.ndarray, heads: int
+) -> np.ndarray:
+    """Multi-head self-attention ``(T, d) → (T, d)``: concatenate each head's output h_i."""
+    q, k, v = (ref.split_heads((X @ W)[None], heads)[0] for W in (W_q, W_k, W_v))
+    alpha = ref.softmax(q @ k.swapaxes(-1, -2) / np.sqrt(q.shape[-1]))  # (heads, T, T)
+    h = alpha @ v  # (heads, T, d/heads): h_i of every head
+    return ref.merge_heads(h[None])[0] @ W_o  # O [h_i^(1); …; h_i^(k)]
+
+
+def catches_values_not_outputs(fn: Callable[..., np.ndarray]) -> bool:
+    """True when ``fn`` differs from :func:`~course_attention.numpy_ref.multi_head_attention`."""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((5, 8))  # (T, d)
+    W_q, W_k, W_v, W_o = rng.standard_normal((4, 8, 8))
+    expected, _ = ref.multi_head_attention(X[None], X[None], W_q, W_k, W_v, W_o, 2)
+    return not np.allclose(fn(X, W_q, W_k, W_v, W_o, 2), expected[0])
+
+
+# --- 10. seed 003: a feed-forward network that reshapes with a global length ---------------
+
+_S = 3  # the tutorial's global sequence length
+
+
+def ffn_buggy(
+    x: np.ndarray, W1: np.ndarray, b1: np.ndarray, W2: np.ndarray, b2: np.ndarray
+) -> np.ndarray:
+    """Position-wise feed-forward network on ``x`` ``(..., d)``, as published."""
+    x_flat = x.reshape(-1, x.shape[-1])  # (tokens, d)
+    h = np.maximum(0, x_flat @ W1 + b1)  # (tokens, d_ff)
+    return (h @ W2 + b2).reshape(_S, -1)  # "back to the original shape", with the global S
+
+
+def ffn_fixed(
+    x: np.ndarray, W1: np.ndarray, b1: np.ndarray, W2: np.ndarray, b2: np.ndarray
+) -> np.ndarray:
+    """Position-wise feed-forward network ``(..., d) → (..., d)``."""
+    x_flat = x.reshape(-1, x.shape[-1])  # (tokens, d)
+    h = np.maximum(0, x_flat @ W1 + b1)  # (tokens, d_ff)
+    return (h @ W2 + b2).reshape(*x.shape[:-1], -1)  # the input's own leading axes
+
+
+def catches_ffn_reshape(fn: Callable[..., np.ndarray]) -> bool:
+    """True when ``fn`` fails or differs from the reference on a batch, or on 6 tokens."""
+    rng = np.random.default_rng(4)
+    W1, W2 = rng.standard_normal((4, 16)), rng.standard_normal((16, 4))
+    b1, b2 = rng.standard_normal(16), rng.standard_normal(4)
+    for shape in [(3, 4), (2, 3, 4), (6, 4)]:  # (seq, d), (batch, seq, d), a longer sequence
+        x = rng.standard_normal(shape)
+        try:
+            out = fn(x, W1, b1, W2, b2)
+        except ValueError:
+            return True
+        expected = ref.feed_forward(x, W1, b1, W2, b2)
+        if out.shape != expected.shape or not np.allclose(out, expected):
+            return True
+    return False
+
+
+# --- common mistake: a boolean mask with the wrong polarity ------------------------------
+
+
+def flipped_mask_attention_buggy(
     Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Causal attention, Q, K, V ``(..., seq, d)``; the mask says True = hide, wrongly."""
@@ -168,7 +419,7 @@ def causal_attention_buggy(
     return modules.scaled_dot_product_attention(Q, K, V, mask=future)
 
 
-def causal_attention_fixed(
+def flipped_mask_attention_fixed(
     Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Causal attention: ``(output, weights)``, ``(..., seq, d_v)`` and ``(..., seq, seq)``."""
@@ -179,78 +430,12 @@ def causal_attention_fixed(
 
 def catches_flipped_mask(fn: Callable[..., tuple[torch.Tensor, torch.Tensor]]) -> bool:
     """True when the output of ``fn(Q, K, V)[0]`` differs from causal attention."""
-    Q, K, V = (torch.as_tensor(a) for a in _qkv(1, 4, 3))
-    expected, _ = ref.scaled_dot_product_attention(Q, K, V, mask=ref.causal_mask(4))
-    return not np.allclose(fn(Q, K, V)[0].numpy(), expected)
+    Q, K, V = _qkv(1, 4, 3)
+    got = fn(*(torch.as_tensor(a) for a in (Q, K, V)))[0].numpy()
+    return not np.allclose(got, _causal_reference(Q, K, V))
 
 
-# --- 5. sequence-first positions on batch-first tensors -------------------------------------
-
-
-def add_positions_buggy(x: torch.Tensor) -> torch.Tensor:
-    """Add sinusoidal positions to ``x`` ``(batch, seq, d_model)``, in code written seq-first."""
-    seq, d_model = x.shape[0], x.shape[-1]  # seq-first: x is (seq, batch, d_model)
-    table = torch.as_tensor(ref.sinusoidal_positions(seq, d_model), dtype=x.dtype)
-    return x + table[:, None, :]  # (seq, 1, d_model) broadcasts over the middle axis
-
-
-def add_positions_fixed(x: torch.Tensor) -> torch.Tensor:
-    """Add sinusoidal positions to ``x`` ``(batch, seq, d_model)``."""
-    seq, d_model = x.shape[1], x.shape[-1]
-    table = torch.as_tensor(ref.sinusoidal_positions(seq, d_model), dtype=x.dtype)
-    return x + table[None, :, :]  # (1, seq, d_model) broadcasts over the batch
-
-
-def catches_positions_on_batch(fn: Callable[[torch.Tensor], torch.Tensor]) -> bool:
-    """True when ``fn`` does not add row ``t`` of the table to token ``t`` of every sequence."""
-    x = torch.zeros(3, 5, 8, dtype=torch.float64)  # (batch, seq, d_model), batch ≠ seq
-    expected = np.broadcast_to(ref.sinusoidal_positions(5, 8), (3, 5, 8))
-    out = fn(x)
-    return out.shape != x.shape or not np.allclose(out.numpy(), expected)
-
-
-# --- 6. the decoder fed the encoder's input -------------------------------------------------
-
-
-def encoder_decoder_buggy(
-    encoder: modules.EncoderLayer,
-    decoder: modules.DecoderLayer,
-    src: torch.Tensor,
-    tgt: torch.Tensor,
-) -> torch.Tensor:
-    """Encode ``src`` ``(batch, seq_s, d_model)``, decode ``tgt`` ``(batch, seq_t, d_model)``."""
-    memory, _ = encoder(src)  # (batch, seq_s, d_model)
-    out, _, _ = decoder(tgt, src)  # cross-attends to the encoder's *input*
-    return out
-
-
-def encoder_decoder_fixed(
-    encoder: modules.EncoderLayer,
-    decoder: modules.DecoderLayer,
-    src: torch.Tensor,
-    tgt: torch.Tensor,
-) -> torch.Tensor:
-    """Encode ``src``, then decode ``tgt`` against the memory: ``(batch, seq_t, d_model)``."""
-    memory, _ = encoder(src)  # (batch, seq_s, d_model)
-    out, _, _ = decoder(tgt, memory)
-    return out
-
-
-def catches_decoder_skips_encoder(fn: Callable[..., torch.Tensor]) -> bool:
-    """True when changing the encoder's weights leaves ``fn``'s output unchanged."""
-    torch.manual_seed(0)
-    encoder = modules.EncoderLayer(8, 2, 16).double()
-    decoder = modules.DecoderLayer(8, 2, 16).double()
-    src = torch.randn(1, 5, 8, dtype=torch.float64)  # (batch, seq_s, d_model)
-    tgt = torch.randn(1, 3, 8, dtype=torch.float64)  # (batch, seq_t, d_model)
-    with torch.no_grad():
-        before = fn(encoder, decoder, src, tgt)
-        encoder.ff.linear2.weight.mul_(2.0)  # a different encoder
-        after = fn(encoder, decoder, src, tgt)
-    return torch.allclose(before, after)
-
-
-# --- 7. view without transpose when merging heads -------------------------------------------
+# --- common mistake: view without transpose when merging heads ---------------------------
 
 
 def merge_heads_buggy(x: torch.Tensor) -> torch.Tensor:
@@ -270,26 +455,3 @@ def catches_merge_without_transpose(fn: Callable[[torch.Tensor], torch.Tensor]) 
     x = torch.arange(2 * 3 * 4 * 5, dtype=torch.float64).reshape(2, 3, 4, 5)
     out = fn(x)
     return out.shape != (2, 4, 15) or not np.allclose(out.numpy(), ref.merge_heads(x.numpy()))
-
-
-# --- 8. a worked example computed by hand ---------------------------------------------------
-
-
-def worked_example_weights_buggy() -> np.ndarray:
-    """Chapter 1's weights ``(3,)`` for "fruit" over apple, banana, car, from typed scores."""
-    scores = np.array([1.32, 1.15, -1.10])  # q·k typed by hand; banana has a sign slip
-    return ref.softmax(scores / np.sqrt(4))
-
-
-def worked_example_weights_fixed() -> np.ndarray:
-    """Chapter 1's weights ``(3,)`` for "fruit" over apple, banana, car, computed."""
-    example = toy.worked_example()
-    scores = example.K @ example.q  # (3,)
-    return ref.softmax(scores / np.sqrt(example.q.shape[-1]))
-
-
-def catches_arithmetic_slip(fn: Callable[[], np.ndarray]) -> bool:
-    """True when ``fn()`` is more than 0.005 from the weights computed by the package."""
-    example = toy.worked_example()
-    _, weights = ref.scaled_dot_product_attention(example.q[None], example.K, example.V)
-    return not np.allclose(fn(), weights[0], atol=5e-3)

@@ -8,7 +8,7 @@ are reproducible from ``seed`` and fast enough to run while a chapter executes.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -23,10 +23,15 @@ __all__ = [
     "ScalingStats",
     "scaling_statistics",
     "weights_by_width",
+    "SMALL_GRADIENT",
+    "query_gradient",
     "SEQ_LENGTHS",
     "recurrence",
     "path_length",
+    "layer_multiply_adds",
+    "layer_cost_totals",
     "RecurrenceTiming",
+    "attention_one_query_at_a_time",
     "time_recurrence_and_attention",
     "attention_weight_bytes",
 ]
@@ -106,6 +111,11 @@ class ScalingStats:
     entropy: np.ndarray  #: entropy of the weights in nats; ``log(seq_k)`` when uniform
     jacobian_norm: np.ndarray  #: Frobenius norm of the softmax Jacobian diag(p) − p pᵀ
     seq_k: int  #: keys per query
+    #: median over queries of the per-entry size of ∂L/∂q (see :func:`query_gradient`)
+    grad_median: np.ndarray | None = None
+    grad_mean: np.ndarray | None = None  #: mean over queries of the same per-entry size
+    #: share of queries whose per-entry gradient is below :data:`SMALL_GRADIENT`
+    grad_small: np.ndarray | None = None
 
 
 def scaling_statistics(
@@ -115,12 +125,17 @@ def scaling_statistics(
     n_samples: int = 128,
     seed: int = 0,
 ) -> ScalingStats:
-    """Measure score spread, softmax saturation and the softmax gradient for each ``d_k``.
+    """Measure score spread, softmax saturation and the gradient at the query for each ``d_k``.
 
     Introduced in chapter 2. For every width, ``n_samples`` queries ``(n_samples, d_k)`` each
     score ``seq_k`` keys ``(n_samples, seq_k, d_k)``; the scores are multiplied by
     ``d_k ** -exponent`` (0 = unscaled, 0.5 = the Transformer's 1/√d_k, 1 = divided by ``d_k``).
     The same seed draws the same queries and keys for every ``exponent``, so runs compare paired.
+
+    The gradient fields measure ``∂L/∂q`` of ``L = sum(softmax(K q · scale) V)`` with values of
+    width ``d_v = d_k`` (:func:`query_gradient`), summarised per query by its per-entry size
+    ``‖∂L/∂q‖ / √d_k``. ``L`` depends on ``V`` only through its row sums ``V·1``, each normal with
+    variance ``d_v``: those are drawn directly, which saves drawing ``V`` itself.
 
     Returns:
         A :class:`ScalingStats` of ``(n_widths,)`` arrays.
@@ -131,18 +146,26 @@ def scaling_statistics(
     if not np.isfinite(exponent):
         raise ValueError(f"exponent must be finite; got {exponent}")
     rng = np.random.default_rng(seed)
-    fields: dict[str, list[float]] = {"std": [], "max": [], "ent": [], "jac": []}
+    names = ("std", "max", "ent", "jac", "med", "avg", "sml")
+    fields: dict[str, list[float]] = {name: [] for name in names}
     for d in widths:
+        scale = float(d) ** -exponent
         q = rng.standard_normal((n_samples, 1, int(d)))  # (n, 1, d_k)
         K = rng.standard_normal((n_samples, seq_k, int(d)))  # (n, seq_k, d_k)
-        scores = (q @ K.swapaxes(-1, -2))[:, 0] * float(d) ** -exponent  # (n, seq_k)
+        value_sums = rng.standard_normal((n_samples, seq_k)) * math.sqrt(d)  # (n, seq_k): V·1
+        scores = (q @ K.swapaxes(-1, -2))[:, 0] * scale  # (n, seq_k)
         p = ref.softmax(scores)  # (n, seq_k)
         log_p = np.log(np.where(p > 0, p, 1.0))
         jac = ref.softmax_jacobian(p)  # (n, seq_k, seq_k)
+        grad = _query_gradient(p, K, value_sums, scale)  # (n, d_k)
+        size = np.sqrt((grad**2).mean(axis=-1))  # (n,): per-entry size of ∂L/∂q
         fields["std"].append(float(scores.std()))
         fields["max"].append(float(p.max(axis=-1).mean()))
         fields["ent"].append(float(-(p * log_p).sum(axis=-1).mean()))
         fields["jac"].append(float(np.linalg.norm(jac, axis=(-2, -1)).mean()))
+        fields["med"].append(float(np.median(size)))
+        fields["avg"].append(float(size.mean()))
+        fields["sml"].append(float((size < SMALL_GRADIENT).mean()))
     return ScalingStats(
         d_k=widths.copy(),
         score_std=np.array(fields["std"]),
@@ -150,7 +173,59 @@ def scaling_statistics(
         entropy=np.array(fields["ent"]),
         jacobian_norm=np.array(fields["jac"]),
         seq_k=int(seq_k),
+        grad_median=np.array(fields["med"]),
+        grad_mean=np.array(fields["avg"]),
+        grad_small=np.array(fields["sml"]),
     )
+
+
+#: Below this per-entry size, chapter 2 counts a query's gradient as vanished.
+SMALL_GRADIENT = 0.01
+
+
+def _query_gradient(
+    p: np.ndarray, K: np.ndarray, value_sums: np.ndarray, scale: float
+) -> np.ndarray:
+    """``∂L/∂q`` from the weights ``p`` ``(..., seq_k)`` and the value row sums ``(..., seq_k)``."""
+    grad_scores = p * (value_sums - (p * value_sums).sum(axis=-1, keepdims=True))  # J (V·1)
+    return scale * np.einsum("...k,...kd->...d", grad_scores, K)  # (..., d_k)
+
+
+def query_gradient(
+    q: np.ndarray, K: np.ndarray, V: np.ndarray, scale: float | None = None
+) -> np.ndarray:
+    """Gradient of ``L = sum(softmax(K q · scale) V)`` with respect to the query ``q``.
+
+    Introduced in chapter 2. Backwards through the look-up: ``∂L/∂p = V·1`` (each value row
+    summed), ``∂L/∂s = J (V·1)`` with the softmax Jacobian ``J = diag(p) − p pᵀ``, and
+    ``∂L/∂q = scale · Kᵀ ∂L/∂s``. A saturated softmax (``J`` ≈ 0) passes almost nothing back.
+
+    Args:
+        q: queries ``(..., d_k)``.
+        K: keys ``(..., seq_k, d_k)``, the same leading shape as ``q``.
+        V: values ``(..., seq_k, d_v)``.
+        scale: multiplies the scores; default ``1 / sqrt(d_k)``.
+
+    Returns:
+        ``(..., d_k)``, the gradient for each query.
+    """
+    q, K, V = (np.asarray(x, dtype=float) for x in (q, K, V))
+    if q.ndim < 1 or K.ndim != q.ndim + 1 or V.ndim != K.ndim:
+        raise ValueError(
+            f"need q (..., d_k), K (..., seq_k, d_k), V (..., seq_k, d_v); got shapes "
+            f"q {q.shape}, K {K.shape}, V {V.shape}"
+        )
+    if K.shape[:-2] != q.shape[:-1] or K.shape[-1] != q.shape[-1] or V.shape[:-1] != K.shape[:-1]:
+        raise ValueError(
+            f"shapes disagree: q {q.shape} needs K (..., seq_k, {q.shape[-1]}) with leading "
+            f"shape {q.shape[:-1]} and V with K's leading shape {K.shape[:-1]}; got K {K.shape}, "
+            f"V {V.shape}"
+        )
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    if not math.isfinite(scale):
+        raise ValueError(f"scale must be finite; got {scale}")
+    p = ref.softmax(np.einsum("...kd,...d->...k", K, q) * scale)  # (..., seq_k)
+    return _query_gradient(p, K, V.sum(axis=-1), scale)  # (..., d_k)
 
 
 def weights_by_width(
@@ -185,29 +260,33 @@ def weights_by_width(
 
 
 #: The sequence lengths of the chapter-3 recurrence-versus-attention measurement.
-SEQ_LENGTHS: tuple[int, ...] = (8, 16, 32, 64, 128, 256)
+SEQ_LENGTHS: tuple[int, ...] = (8, 16, 32, 64, 128)
 
 
 def recurrence(X: np.ndarray, W_h: np.ndarray, W_x: np.ndarray) -> tuple[np.ndarray, int]:
     """A plain recurrent layer ``h_t = tanh(h_{t-1} W_h + x_t W_x)``, one token after another.
 
-    Introduced in chapter 3. ``X`` ``(seq, d)``, ``W_h`` ``(d_h, d_h)``, ``W_x`` ``(d, d_h)``.
+    Introduced in chapter 3. ``X`` ``(seq, d)`` or a batch ``(batch, seq, d)``, ``W_h``
+    ``(d_h, d_h)``, ``W_x`` ``(d, d_h)``. The input projections ``x_t W_x`` of all tokens (and all
+    sequences of a batch) do not depend on each other and run as one product; only the chain
+    ``h_1 → h_2 → …`` must wait, one step per token.
 
     Returns:
-        ``(H, steps)``: hidden states ``(seq, d_h)`` and the number of dependent steps taken
+        ``(H, steps)``: hidden states ``(..., seq, d_h)`` and the number of dependent steps taken
         (each step needs the previous one's result, so ``steps = seq``).
     """
-    if X.ndim != 2 or W_x.shape[0] != X.shape[1] or W_h.shape != (W_x.shape[1],) * 2:
+    if X.ndim not in (2, 3) or W_x.shape[0] != X.shape[-1] or W_h.shape != (W_x.shape[1],) * 2:
         raise ValueError(
-            f"need X (seq, d), W_x (d, d_h), W_h (d_h, d_h); got X {X.shape}, "
+            f"need X (seq, d) or (batch, seq, d), W_x (d, d_h), W_h (d_h, d_h); got X {X.shape}, "
             f"W_x {W_x.shape}, W_h {W_h.shape}"
         )
-    h = np.zeros(W_h.shape[0])  # (d_h,)
-    H = np.empty((X.shape[0], W_h.shape[0]))  # (seq, d_h)
+    XW = X @ W_x  # (..., seq, d_h): every token at once
+    h = np.zeros((*X.shape[:-2], W_h.shape[0]))  # (..., d_h)
+    H = np.empty_like(XW)  # (..., seq, d_h)
     steps = 0
-    for t in range(X.shape[0]):
-        h = np.tanh(h @ W_h + X[t] @ W_x)  # needs h from step t - 1
-        H[t] = h
+    for t in range(X.shape[-2]):
+        h = np.tanh(h @ W_h + XW[..., t, :])  # needs h from step t - 1
+        H[..., t, :] = h
         steps += 1
     return H, steps
 
@@ -224,57 +303,150 @@ def path_length(seq: int, kind: str) -> int:
     return seq - 1 if kind == "recurrence" else 1
 
 
+def layer_multiply_adds(seq: int, d: int) -> dict[str, dict[str, int]]:
+    """Multiply-adds of one layer over ``seq`` tokens of width ``d``, per matrix product.
+
+    Introduced in chapter 3, to redo Table 1 of Vaswani et al. (2017) with exact counts instead
+    of O-notation. Three layers, all of width ``d`` (hidden state, ``d_k`` and ``d_v``):
+
+    - ``"recurrent"``: the chapter's ``h_t = tanh(h_{t-1} W_h + x_t W_x)``;
+    - ``"LSTM"``: four gates, each with its own ``W_x`` and ``W_h`` (biases and element-wise
+      products not counted);
+    - ``"self-attention"``: projections ``X W_q, X W_k, X W_v``, scores ``Q Kᵀ`` and
+      ``weights V`` (the softmax not counted).
+
+    The parts that mix tokens are ``"state h W_h"`` (``seq · d²`` per gate) and ``"scores Q Kᵀ"``
+    + ``"weights V"`` (``2 · seq² · d``); Table 1 compares these, ``O(n · d²)`` against
+    ``O(n² · d)``.
+
+    Returns:
+        ``{layer: {product: multiply-adds}}``.
+    """
+    _check_count("seq", seq)
+    _check_count("d", d)
+    per_token = matmul_multiply_adds((seq, d), (d, d))  # (seq, d) @ (d, d)
+    return {
+        "recurrent": {"input x W_x": per_token, "state h W_h": per_token},
+        "LSTM": {"input x W_x": 4 * per_token, "state h W_h": 4 * per_token},
+        "self-attention": {
+            "projections X W": 3 * per_token,
+            "scores Q Kᵀ": matmul_multiply_adds((seq, d), (d, seq)),
+            "weights V": matmul_multiply_adds((seq, seq), (seq, d)),
+        },
+    }
+
+
+#: The products of :func:`layer_multiply_adds` that mix information between tokens.
+_MIXING = {"recurrent": ("state h W_h",), "LSTM": ("state h W_h",)}
+_MIXING["self-attention"] = ("scores Q Kᵀ", "weights V")
+
+
+def layer_cost_totals(seq: int, d: int, mixing_only: bool = False) -> dict[str, int]:
+    """Multiply-adds of each layer of :func:`layer_multiply_adds`, summed (chapter 3).
+
+    With ``mixing_only`` only the products that mix tokens count: the state update ``h W_h``
+    of the recurrent layers (``seq · d²`` per gate), and the scores and weighted sum of
+    self-attention (``2 · seq² · d``) — the terms Table 1 of Vaswani et al. (2017) compares.
+
+    Returns:
+        ``{"recurrent": …, "LSTM": …, "self-attention": …}``.
+    """
+    counts = layer_multiply_adds(seq, d)
+    return {
+        layer: sum(n for name, n in parts.items() if not mixing_only or name in _MIXING[layer])
+        for layer, parts in counts.items()
+    }
+
+
 @dataclass(frozen=True)
 class RecurrenceTiming:
     """Recurrence against self-attention as the sequence grows (chapter 3).
 
     All arrays have shape ``(n_lengths,)``; times are the best of ``repeats`` runs, in seconds.
+    ``attention_loop_seconds`` is self-attention written like the recurrence, one query per
+    step of a Python loop; ``attention_seconds`` the same numbers from one batched call.
     """
 
     seq: np.ndarray  #: sequence lengths
     recurrence_steps: np.ndarray  #: dependent steps of the recurrent layer (counted)
-    attention_steps: np.ndarray  #: dependent steps of self-attention (one set of matrix products)
+    attention_steps: np.ndarray  #: steps of batched self-attention (one call, whatever T)
     recurrence_seconds: np.ndarray
+    attention_loop_seconds: np.ndarray
     attention_seconds: np.ndarray
 
 
-def time_recurrence_and_attention(
-    seqs: Sequence[int] = SEQ_LENGTHS, d: int = 32, repeats: int = 3, seed: int = 0
-) -> RecurrenceTiming:
-    """Time a recurrent layer and one self-attention layer on the same ``(seq, d)`` inputs.
+def attention_one_query_at_a_time(Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> np.ndarray:
+    """Self-attention computed like a recurrence: a Python loop over the query positions.
 
-    Introduced in chapter 3. Both use square ``(d, d)`` weights; self-attention runs
-    :func:`course_attention.numpy_ref.scaled_dot_product_attention` on ``X W_q, X W_k, X W_v``.
-    The whole default measurement takes well under half a second.
+    Introduced in chapter 3. ``Q``, ``K`` ``(batch, seq, d_k)``, ``V`` ``(batch, seq, d_v)`` →
+    ``(batch, seq, d_v)``. Step ``t`` reads only ``Q[:, t]``, ``K`` and ``V``, never the result
+    of step ``t - 1``: the steps are independent, so one batched call can do them all.
+    """
+    if Q.ndim != 3 or K.shape != Q.shape or V.shape[:2] != Q.shape[:2]:
+        raise ValueError(
+            f"need Q, K (batch, seq, d_k) and V (batch, seq, d_v); got Q {Q.shape}, K {K.shape}, "
+            f"V {V.shape}"
+        )
+    out = np.empty((*Q.shape[:2], V.shape[-1]))  # (batch, seq, d_v)
+    for t in range(Q.shape[1]):
+        scores = np.einsum("bd,bsd->bs", Q[:, t], K) / np.sqrt(Q.shape[-1])  # (batch, seq)
+        out[:, t] = np.einsum("bs,bsd->bd", ref.softmax(scores), V)  # (batch, d_v)
+    return out
+
+
+def time_recurrence_and_attention(
+    seqs: Sequence[int] = SEQ_LENGTHS,
+    d: int = 32,
+    batch: int = 8,
+    repeats: int = 3,
+    seed: int = 0,
+) -> RecurrenceTiming:
+    """Time a recurrent layer and self-attention written the same way, on the same inputs.
+
+    Introduced in chapter 3. Inputs ``(batch, seq, d)``, square ``(d, d)`` weights. Three
+    timings, each including its projections: the recurrence (:func:`recurrence`: one product for
+    the inputs, then ``seq`` dependent steps), self-attention as a loop over queries
+    (:func:`attention_one_query_at_a_time`: ``seq`` independent steps of the same vectorised kind)
+    and self-attention in one batched call. The default measurement takes about 0.1 s (idle CPU).
     """
     import time
 
     widths = _check_widths(seqs)
-    _check_count("d", d)
-    _check_count("repeats", repeats)
+    for name, value in (("d", d), ("batch", batch), ("repeats", repeats)):
+        _check_count(name, value)
     rng = np.random.default_rng(seed)
     W_h, W_x, W_q, W_k, W_v = rng.standard_normal((5, d, d)) / np.sqrt(d)  # (d, d) each
-    fields: dict[str, list[float]] = {"rs": [], "as": [], "rt": [], "at": []}
+
+    def loop_attention(X: np.ndarray) -> np.ndarray:
+        return attention_one_query_at_a_time(X @ W_q, X @ W_k, X @ W_v)
+
+    def batched_attention(X: np.ndarray) -> np.ndarray:
+        return ref.scaled_dot_product_attention(X @ W_q, X @ W_k, X @ W_v)[0]
+
+    runs = {
+        "recurrence": lambda X: recurrence(X, W_h, W_x)[0],
+        "loop": loop_attention,
+        "batched": batched_attention,
+    }
+    seconds: dict[str, list[float]] = {name: [] for name in runs}
+    steps = []
     for seq in widths:
-        X = rng.standard_normal((int(seq), d))  # (seq, d)
-        best_r = best_a = np.inf
-        for _ in range(repeats):
-            start = time.perf_counter()
-            _, steps = recurrence(X, W_h, W_x)
-            best_r = min(best_r, time.perf_counter() - start)
-            start = time.perf_counter()
-            ref.scaled_dot_product_attention(X @ W_q, X @ W_k, X @ W_v)
-            best_a = min(best_a, time.perf_counter() - start)
-        fields["rs"].append(steps)
-        fields["as"].append(1)
-        fields["rt"].append(best_r)
-        fields["at"].append(best_a)
+        X = rng.standard_normal((batch, int(seq), d))  # (batch, seq, d)
+        for name, run in runs.items():
+            best = np.inf
+            for _ in range(repeats):
+                start = time.perf_counter()
+                run(X)
+                best = min(best, time.perf_counter() - start)
+            seconds[name].append(best)
+        steps.append(recurrence(X[0], W_h, W_x)[1])  # counted: one step per token
     return RecurrenceTiming(
         seq=widths.copy(),
-        recurrence_steps=np.array(fields["rs"]),
-        attention_steps=np.array(fields["as"]),
-        recurrence_seconds=np.array(fields["rt"]),
-        attention_seconds=np.array(fields["at"]),
+        recurrence_steps=np.array(steps),
+        attention_steps=np.ones(len(widths), dtype=int),
+        recurrence_seconds=np.array(seconds["recurrence"]),
+        attention_loop_seconds=np.array(seconds["loop"]),
+        attention_seconds=np.array(seconds["batched"]),
     )
 
 
@@ -300,6 +472,7 @@ __all__ += [
     "trace_multi_head_shapes",
     "matmul_multiply_adds",
     "multi_head_multiply_adds",
+    "time_loop_and_batched_heads",
 ]
 
 
@@ -409,120 +582,69 @@ def multi_head_multiply_adds(
     }
 
 
-# --- chapter 6: the Transformer block ------------------------------------------------------
+def time_loop_and_batched_heads(
+    loop_fn: Callable[..., np.ndarray],
+    seq: int,
+    d_model: int,
+    n_heads: int,
+    batch: int = 1,
+    repeat: int = 20,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """Best-of-``repeat`` seconds of a loop over heads and of the batched reshape, same inputs.
 
-__all__ += ["StackSignal", "residual_stack_signal", "layer_gradient_norms"]
-
-
-class StackSignal(NamedTuple):
-    """What flows through a stack of blocks (chapter 6), one entry per block boundary.
-
-    ``rms`` ``(depth + 1,)``: root-mean-square of the activations, the input first;
-    ``grad`` ``(depth + 1,)``: norm of the loss gradient with respect to those activations.
-    """
-
-    rms: np.ndarray
-    grad: np.ndarray
-
-
-class _OneThread:
-    """Run small torch work on one thread: faster than a pool for (8, 32) tensors."""
-
-    def __enter__(self) -> None:
-        import torch
-
-        self.threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-
-    def __exit__(self, *exc: object) -> None:
-        import torch
-
-        torch.set_num_threads(self.threads)
-
-
-def residual_stack_signal(
-    depth: int = 24, residual: bool = True, d_model: int = 32, seq: int = 8, seed: int = 0
-) -> StackSignal:
-    """Push random tokens through ``depth`` feed-forward blocks, with or without residuals.
-
-    Introduced in chapter 6. Each block is :class:`course_attention.modules.FeedForward`
-    ``(d_model → 4·d_model → d_model)`` with PyTorch's default initialisation; with
-    ``residual`` a block computes ``x + ff(x)``, without it ``ff(x)``. The input is
-    ``(seq, d_model)`` standard normal; the loss is the sum of the output times a fixed random
-    ``(seq, d_model)`` array, so its gradient at the output has a known size.
-    """
-    import torch
-
-    from .modules import FeedForward
-
-    _check_count("depth", depth)
-    gen = torch.Generator().manual_seed(seed)
-    with _OneThread(), torch.random.fork_rng():
-        torch.manual_seed(seed)
-        blocks = [FeedForward(d_model, 4 * d_model).double() for _ in range(depth)]
-        x = torch.randn(seq, d_model, generator=gen, dtype=torch.float64)
-        probe = torch.randn(seq, d_model, generator=gen, dtype=torch.float64)
-        xs = [x.requires_grad_()]
-        for block in blocks:
-            xs.append(xs[-1] + block(xs[-1]) if residual else block(xs[-1]))
-        for h in xs:
-            h.retain_grad()
-        (xs[-1] * probe).sum().backward()
-    rms = np.array([float(h.detach().pow(2).mean().sqrt()) for h in xs])
-    grad = np.array([float(h.grad.norm()) for h in xs])
-    return StackSignal(rms, grad)
-
-
-def layer_gradient_norms(
-    n_layers: int = 12,
-    norm_first: bool = False,
-    d_model: int = 32,
-    n_heads: int = 4,
-    seq: int = 8,
-    batch: int = 4,
-    seeds: Sequence[int] = (0, 1),
-) -> np.ndarray:
-    """Gradient norm of every encoder layer's parameters at initialisation, averaged over seeds.
-
-    Introduced in chapter 6. A stack of ``n_layers``
-    :class:`course_attention.modules.EncoderLayer` ``(d_model, n_heads, 4·d_model)``, linear
-    weights Xavier-uniform and biases zero (the initialisation of Xiong et al. 2020); pre-norm
-    (``norm_first=True``) ends with a final layer norm, as pre-norm models do. Input
-    ``(batch, seq, d_model)`` standard normal; the loss is the output times a fixed random array,
-    summed and divided by ``batch``.
+    Introduced in chapter 5. ``loop_fn(X, W_q, W_k, W_v, W_o, n_heads)`` is the chapter's
+    teaching copy (one head at a time); the batched version is
+    :func:`course_attention.numpy_ref.multi_head_attention`. Inputs are seeded random
+    ``X`` ``(batch, seq, d_model)`` and projections ``(d_model, d_model)``; the two outputs
+    ``(batch, seq, d_model)`` must agree (to 1e-9) before anything is timed.
 
     Returns:
-        ``(n_layers,)``: for each layer, the norm of the gradient of all its parameters.
+        ``(loop_seconds, batched_seconds)``: the fastest of ``repeat`` calls of each.
     """
-    import torch
+    for name, value in (("seq", seq), ("d_model", d_model), ("n_heads", n_heads)):
+        _check_count(name, value)
+    _check_count("batch", batch)
+    _check_count("repeat", repeat)
+    if d_model % n_heads:
+        raise ValueError(f"d_model={d_model} must be divisible by n_heads={n_heads}")
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((batch, seq, d_model))  # (batch, seq, d_model)
+    W = rng.standard_normal((4, d_model, d_model)) / np.sqrt(d_model)  # W_q, W_k, W_v, W_o
 
-    from .modules import EncoderLayer
+    def loop() -> np.ndarray:
+        return np.asarray(loop_fn(X, *W, n_heads=n_heads))
 
-    _check_count("n_layers", n_layers)
-    if not seeds:
-        raise ValueError("layer_gradient_norms needs at least one seed")
-    norms = np.zeros(n_layers)
-    with _OneThread(), torch.random.fork_rng():
-        for seed in seeds:
-            torch.manual_seed(seed)
-            layers = [
-                EncoderLayer(d_model, n_heads, 4 * d_model, norm_first=norm_first)
-                for _ in range(n_layers)
-            ]
-            for layer in layers:
-                for module in layer.modules():
-                    if isinstance(module, torch.nn.Linear):
-                        torch.nn.init.xavier_uniform_(module.weight)
-                        torch.nn.init.zeros_(module.bias)
-            final = torch.nn.LayerNorm(d_model) if norm_first else torch.nn.Identity()
-            x = torch.randn(batch, seq, d_model)  # (batch, seq, d_model)
-            probe = torch.randn(batch, seq, d_model)
-            for layer in layers:
-                x, _ = layer(x, need_weights=False)
-            ((final(x) * probe).sum() / batch).backward()
-            for i, layer in enumerate(layers):
-                norms[i] += float(torch.sqrt(sum((p.grad**2).sum() for p in layer.parameters())))
-    return norms / len(seeds)
+    def batched() -> np.ndarray:
+        return ref.multi_head_attention(X, X, *W, n_heads=n_heads)[0]
+
+    import time
+
+    got, expected = loop(), batched()
+    if got.shape != expected.shape or not np.allclose(got, expected, atol=1e-9):
+        raise ValueError(
+            f"loop_fn disagrees with the batched version: shape {got.shape} vs {expected.shape}"
+        )
+    best = [math.inf, math.inf]
+    for _ in range(repeat):
+        for i, fn in enumerate((loop, batched)):
+            start = time.perf_counter()
+            fn()
+            best[i] = min(best[i], time.perf_counter() - start)
+    return best[0], best[1]
+
+
+# --- chapter 6: the Transformer block ------------------------------------------------------
+# The measurements of deep stacks at initialisation live in their own module, .deep_stacks.
+
+from .deep_stacks import (  # noqa: E402
+    FfnGradients,
+    StackSignal,
+    ffn_gradient_norms,
+    residual_stack_signal,
+)
+
+__all__ += ["StackSignal", "residual_stack_signal", "FfnGradients", "ffn_gradient_norms"]
 
 
 # --- chapter 7: encoder–decoder ---------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The four mask conventions a learner meets, and conversions between them.
+"""The three mask conventions a learner meets, and conversions between them.
 
 Introduced in chapter 4 (masking). This package uses **allowed** masks (bool, True = may attend),
 the same as ``torch.nn.functional.scaled_dot_product_attention``'s boolean ``attn_mask``. Others:
@@ -120,7 +120,7 @@ def _mha_weights(
 
 
 def convention_table(seed: int = 0) -> list[dict[str, str]]:
-    """The mask conventions as table rows, each checked by calling the installed PyTorch.
+    """The three mask conventions, passed six ways, as rows checked with the installed PyTorch.
 
     Introduced in chapter 4. For one causal + padding mask of a batch ``(2, 1, 4, 4)``, every row
     passes the mask to PyTorch in that row's convention and compares the attention weights

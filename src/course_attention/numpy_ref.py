@@ -134,8 +134,11 @@ def padding_mask(lengths: ArrayLike, seq_len: int) -> np.ndarray:
         seq_len: padded length ``seq_k``.
 
     Returns:
-        ``(batch, 1, seq_k)`` bool, True at real tokens: it broadcasts to scores
-        ``(batch, seq_q, seq_k)``; use ``mask[:, None]`` for ``(batch, heads, seq_q, seq_k)``.
+        ``(batch, 1, 1, seq_k)`` bool, True at real tokens: the two 1s face the heads and the
+        queries, so it broadcasts to scores ``(batch, heads, seq_q, seq_k)``. (A 3-d
+        ``(batch, 1, seq_k)`` would face ``(heads, seq_q, seq_k)`` and silently give sentence
+        ``b``'s mask to head ``b`` whenever ``batch == heads``.) For scores without a head
+        axis, ``(batch, seq_q, seq_k)``, use ``mask[:, 0]``.
     """
     lengths = np.asarray(lengths)
     if lengths.ndim != 1 or not np.issubdtype(lengths.dtype, np.integer):
@@ -145,7 +148,7 @@ def padding_mask(lengths: ArrayLike, seq_len: int) -> np.ndarray:
         )
     if ((lengths < 0) | (lengths > seq_len)).any():
         raise ValueError(f"lengths must lie in 0 … seq_len={seq_len}; got {lengths.tolist()}")
-    return (np.arange(seq_len)[None, :] < lengths[:, None])[:, None, :]
+    return (np.arange(seq_len)[None, :] < lengths[:, None])[:, None, None, :]
 
 
 def softmax_jacobian(p: ArrayLike) -> np.ndarray:

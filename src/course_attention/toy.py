@@ -83,8 +83,13 @@ class WorkedExample:
 def worked_example() -> WorkedExample:
     """Return the chapter-1 worked example (query "fruit"; keys apple, banana, car).
 
-    Key features: food, sweet, furniture, vehicle. Value features describe what each word
-    contributes when it is attended to: sweetness, crunch, price, weight.
+    Key features: food, sweet, furniture, vehicle. They belong to the vocabulary, not to these
+    three keys: every word has a number for each (the chair and table of the 2-D plane would
+    score high on furniture), so the car has a small furniture entry and the query a negative
+    one. The car replaces chair as the unrelated key because, with four features, it gets a
+    feature of its own (vehicle) and values that stand out (high price and weight), so the
+    chapter can show how much a small weight lets through. Value features describe what each
+    word contributes when it is attended to: sweetness, crunch, price, weight.
     """
     return WorkedExample(
         query_word="fruit",
@@ -170,14 +175,15 @@ def it_projections(strength: float = 4.0) -> tuple[np.ndarray, np.ndarray, np.nd
     """The hand-made projections ``(W_q, W_k, W_v)`` of chapter 3.
 
     ``W_q`` ``(7, 3)``: "wants animate" asks for animate keys, "wants place" for places, a
-    pronoun asks for nouns (with half the ``strength``). ``W_k`` ``(7, 3)``: each key offers
-    what it is. ``W_v`` ``(7, 2)``: a value carries "animate" and "place".
+    pronoun and a function word ask for nouns (with half the ``strength``). ``W_k`` ``(7, 3)``:
+    each key offers what it is. ``W_v`` ``(7, 2)``: a value carries "animate" and "place". The
+    nouns ask for nothing: their queries are zero.
     """
     if not np.isfinite(strength) or strength < 0:
         raise ValueError(f"strength must be a non-negative finite number; got {strength}")
     W_q = np.zeros((len(IT_FEATURES), len(IT_QK_FEATURES)))  # (d_model, d_k)
     W_q[4, 0] = W_q[5, 1] = strength  # wants animate -> animate?, wants place -> place?
-    W_q[3, 2] = strength / 2  # a pronoun looks for a noun
+    W_q[3, 2] = W_q[6, 2] = strength / 2  # a pronoun or a function word looks for a noun
     W_k = np.zeros_like(W_q)  # (d_model, d_k)
     W_k[0, 0] = W_k[1, 1] = W_k[2, 2] = 1.0  # animate, place, noun are offered as they are
     W_v = np.zeros((len(IT_FEATURES), len(IT_VALUE_FEATURES)))  # (d_model, d_v)

@@ -22,7 +22,7 @@ EXPLORERS: dict[str, Callable[..., Explorer]] = {}
 
 
 #: Each control keeps at least this width (label + ≥ 200 px of slider); the row wraps instead.
-CONTROL_MIN_WIDTH = "340px"
+CONTROL_MIN_WIDTH = "420px"
 #: Shown under every explorer: a saved notebook keeps no live widgets.
 REOPEN_NOTE = (
     "Live explorer: it runs in this kernel. After you reopen a saved notebook, run this cell "
@@ -321,39 +321,54 @@ def _digit_model(seed: int = 0) -> Any:
     with torch.random.fork_rng():
         torch.manual_seed(seed)
         model = modules.Seq2SeqTransformer(
-            tasks.VOCAB_SIZE, tasks.VOCAB_SIZE, d_model=64, n_heads=4, n_layers=2, max_len=16
+            tasks.VOCAB_SIZE, tasks.VOCAB_SIZE, d_model=32, n_heads=4, n_layers=2, max_len=16
         )
     return model.eval()
 
 
 @_explorer
-def decoding_explorer(digits: str = "31415", step: int = 0, model: Any = None) -> Explorer:
+def decoding_explorer(
+    digits: str = "31415",
+    step: int = 1,
+    model: Any = None,
+    lengths: tuple[int, int] = (3, 8),
+) -> Explorer:
     """Type digits; step through the greedy decoding of a (trained) encoder–decoder.
 
-    Introduced in chapter 7. Controls: ``digits`` (a text box, 1 … 8 digits) and ``step``
-    (which generated token to show). ``model`` is a
+    Introduced in chapter 7. Controls: ``digits`` (a text box) and ``step`` (which generated
+    token to show, counted from 1 as in the figure's rows). ``model`` is a
     :class:`course_attention.modules.Seq2SeqTransformer` on the digit vocabulary; the default
-    is the chapter's model *untrained* (seeded), so pass the trained one. Wrong input shows the
-    error message as the figure title instead of a traceback.
+    is the chapter's model *untrained* (seeded), so pass the trained one. ``lengths`` are the
+    shortest and longest strings the model was trained on: other lengths, letters or an empty
+    box show a message that says what to type, instead of a traceback or a meaningless answer.
     """
     from . import inspection
 
     model = _digit_model() if model is None else model
+    lo, hi = lengths
     cache: dict[str, Any] = {}
 
     def steps_for(text: str) -> Any:
+        text = text.strip()
         if text not in cache:  # greedy decoding once per typed string
-            cache[text] = inspection.decoding_steps(model, text.strip())
+            if text.isdigit() and not lo <= len(text) <= hi:
+                raise ValueError(
+                    f"this model learned strings of {lo} to {hi} digits and you typed "
+                    f"{len(text)}: type {lo} to {hi} digits"
+                )
+            cache[text] = inspection.decoding_steps(model, text, lengths=(lo, hi))
         return cache[text]
 
     controls = {
         "digits": w.Text(value=digits, description="digits", continuous_update=False),
-        "step": w.IntSlider(value=step, min=0, max=8, description="step", continuous_update=True),
+        "step": w.IntSlider(
+            value=step, min=1, max=hi + 1, description="step", continuous_update=True
+        ),
     }
 
     def limit_step(change: dict) -> None:
         try:
-            controls["step"].max = max(1, len(steps_for(change["new"]).tokens) - 1)
+            controls["step"].max = max(2, len(steps_for(change["new"]).tokens))
         except ValueError:
             pass
 
@@ -365,8 +380,8 @@ def decoding_explorer(digits: str = "31415", step: int = 0, model: Any = None) -
             steps = steps_for(digits)
         except ValueError as error:
             return viz.decoding_error_figure(str(error))
-        step = min(step, len(steps.tokens) - 1)
-        title = f"output so far: {' '.join(steps.tokens[: step + 1])}"
-        return viz.decoding_figure(steps, step, title=title)
+        step = min(step, len(steps.tokens))
+        title = f"step {step} of {len(steps.tokens)}: output so far {' '.join(steps.tokens[:step])}"
+        return viz.decoding_figure(steps, step - 1, title=title)
 
     return Explorer(controls, make_figure)

@@ -112,6 +112,10 @@ TEMPERATURE_MISTAKES = (
         lambda scores, temperature: _ref_softmax(scores) / temperature,
     ),
     Mistake("the temperature ignored", lambda scores, temperature: _ref_softmax(scores)),
+    Mistake(
+        "`np.exp(scores / temperature)` not divided by its sum (the weights must sum to 1)",
+        lambda scores, temperature: _exp(scores / temperature),
+    ),
 )
 
 
@@ -172,7 +176,7 @@ register(
         reference=_temperature_reference,
         cases=_temperature_cases,
         difficulty=2,
-        minutes=10,
+        minutes=15,
         mistakes=TEMPERATURE_MISTAKES,
         hint=(
             "divide the scores by the temperature before the softmax (not the weights after it); "

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import Exercise, register, rng
+from .core import Exercise, Mistake, register, rng
+
+
+def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _attend(Q: np.ndarray, K_t: np.ndarray, V: np.ndarray, divisor: float, axis: int = -1):
+    """softmax(Q K_t / divisor) V, with ``K_t`` already transposed (rightly or wrongly)."""
+    return _softmax(Q @ K_t / divisor, axis=axis) @ V
 
 
 def _attention_output(Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> np.ndarray:
@@ -17,11 +27,41 @@ def _attention_cases() -> list[tuple]:
     gen = rng(21)
     return [
         (gen.normal(size=(3, 4)), gen.normal(size=(5, 4)), gen.normal(size=(5, 2))),
-        (gen.normal(size=(2, 3, 8)), gen.normal(size=(2, 6, 8)), gen.normal(size=(2, 6, 5))),
         # batch = seq = d_k: K.T has the right shape here but the wrong values
         (gen.normal(size=(4, 4, 4)), gen.normal(size=(4, 4, 4)), gen.normal(size=(4, 4, 3))),
+        (gen.normal(size=(2, 3, 8)), gen.normal(size=(2, 6, 8)), gen.normal(size=(2, 6, 5))),
         (gen.normal(size=(2, 3, 2, 64)), gen.normal(size=(2, 3, 5, 64)), gen.normal(size=(5, 4))),
     ]
+
+
+def _swap(K: np.ndarray) -> np.ndarray:
+    return np.swapaxes(K, -1, -2)
+
+
+ATTENTION_MISTAKES = (
+    Mistake(
+        "no scaling: the scores Q Kᵀ were not divided by √d_k",
+        lambda Q, K, V: _attend(Q, _swap(K), V, 1.0),
+    ),
+    Mistake(
+        "the scores divided by d_k instead of √d_k (the softmax comes out too flat)",
+        lambda Q, K, V: _attend(Q, _swap(K), V, Q.shape[-1]),
+    ),
+    Mistake(
+        "the scores divided by √d_v, the width of V (`V.shape[-1]`), instead of √d_k "
+        "(`Q.shape[-1]`)",
+        lambda Q, K, V: _attend(Q, _swap(K), V, np.sqrt(V.shape[-1])),
+    ),
+    Mistake(
+        "`K.T` on a batched array: it reverses every axis, (batch, seq_k, d_k) → "
+        "(d_k, seq_k, batch); swap only the last two with `np.swapaxes(K, -1, -2)`",
+        lambda Q, K, V: _attend(Q, K.T, V, np.sqrt(Q.shape[-1])),
+    ),
+    Mistake(
+        "softmax over the queries (axis -2, axis 0 of a matrix) instead of over the keys (axis -1)",
+        lambda Q, K, V: _attend(Q, _swap(K), V, np.sqrt(Q.shape[-1]), axis=-2),
+    ),
+)
 
 
 def _jacobian_reference(p: np.ndarray) -> np.ndarray:
@@ -42,10 +82,93 @@ def _jacobian_cases() -> list[tuple]:
     ]
 
 
+def _outer(p: np.ndarray) -> np.ndarray:
+    return p[..., :, None] * p[..., None, :]  # (..., n, n)
+
+
+def _diag(p: np.ndarray) -> np.ndarray:
+    return p[..., :, None] * np.eye(p.shape[-1])  # (..., n, n)
+
+
+JACOBIAN_MISTAKES = (
+    Mistake(
+        "the sign flipped: p pᵀ − diag(p) instead of diag(p) − p pᵀ", lambda p: _outer(p) - _diag(p)
+    ),
+    Mistake("only diag(p): the outer product p pᵀ was not subtracted", _diag),
+    Mistake("only −p pᵀ: the diagonal diag(p) is missing", lambda p: -_outer(p)),
+    Mistake(
+        "`np.outer` on a batch of weight vectors: it flattens its inputs, (3, 6) → an (18, 18) "
+        "matrix; use p[..., :, None] * p[..., None, :]",
+        lambda p: np.diag(p.ravel()) - np.outer(p, p) if p.ndim > 1 else _diag(p) - _outer(p),
+    ),
+)
+
+
 def _variance_reference(d_k: int, std_q: float, std_k: float) -> float:
     from .. import experiments
 
     return experiments.expected_dot_variance(d_k, std_q, std_k)
+
+
+VARIANCE_MISTAKES = (
+    Mistake(
+        "the variance of one product q_i k_i: the d_k terms were not added up",
+        lambda d_k, std_q, std_k: std_q**2 * std_k**2,
+    ),
+    Mistake(
+        "the standard deviation √d_k · std_q · std_k instead of the variance (its square)",
+        lambda d_k, std_q, std_k: np.sqrt(d_k) * std_q * std_k,
+    ),
+    Mistake(
+        "standard deviations instead of variances: d_k · std_q · std_k (square them)",
+        lambda d_k, std_q, std_k: d_k * std_q * std_k,
+    ),
+    Mistake(
+        "the variances of q_i and k_i added, d_k (std_q² + std_k²): for a product they multiply",
+        lambda d_k, std_q, std_k: d_k * (std_q**2 + std_k**2),
+    ),
+)
+
+
+def _masked_softmax_reference(scores: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    from .. import numpy_ref
+
+    return numpy_ref.softmax(scores + np.where(mask, 0.0, -np.inf))  # (..., seq_q, seq_k)
+
+
+def _masked_softmax_cases() -> list[tuple]:
+    from .. import numpy_ref
+
+    gen = rng(24)
+    keep = gen.random((2, 3, 5)) > 0.4
+    keep[..., 0] = True  # every query keeps at least one key
+    return [
+        (gen.normal(size=(4, 4)), numpy_ref.causal_mask(4)),
+        (gen.normal(size=(2, 3, 5)) * 3.0, keep),
+        (gen.normal(size=(2, 3, 5)), numpy_ref.causal_mask(3, 5)),  # mask broadcasts
+    ]
+
+
+MASKED_SOFTMAX_MISTAKES = (
+    Mistake(
+        "the boolean mask added as 0/1 numbers (`scores + mask`): 1 only nudges the kept keys "
+        "up by one, hidden keys still get weight; hidden keys need −inf",
+        lambda scores, mask: _softmax(scores + mask),
+    ),
+    Mistake(
+        "the mask inverted: −inf where the mask is True (True means *may attend*)",
+        lambda scores, mask: _softmax(scores + np.where(mask, -np.inf, 0.0)),
+    ),
+    Mistake(
+        "masked after the softmax (`softmax(scores) * mask`): hidden keys get 0, but the row no "
+        "longer sums to 1",
+        lambda scores, mask: _softmax(scores) * mask,
+    ),
+    Mistake(
+        "softmax over the queries (axis -2) instead of over the keys (axis -1)",
+        lambda scores, mask: _softmax(scores + np.where(mask, 0.0, -1e9), axis=-2),
+    ),
+)
 
 
 register(
@@ -54,6 +177,9 @@ register(
         title="scaled dot-product attention in matrix form",
         reference=_attention_output,
         cases=_attention_cases,
+        difficulty=2,
+        minutes=10,
+        mistakes=ATTENTION_MISTAKES,
         hint=(
             "compute scores = Q @ K.swapaxes(-1, -2) / np.sqrt(d_k) with d_k = Q.shape[-1], "
             "softmax along the last axis (subtract the row maximum first), then weights @ V. "
@@ -68,6 +194,9 @@ register(
         title="the softmax Jacobian diag(p) − p pᵀ",
         reference=_jacobian_reference,
         cases=_jacobian_cases,
+        difficulty=2,
+        minutes=10,
+        mistakes=JACOBIAN_MISTAKES,
         hint=(
             "entry [i, j] is p_i (δ_ij − p_j). For p of shape (..., n) build p[..., :, None] * "
             "np.eye(n) for the diagonal and subtract the outer product "
@@ -81,10 +210,36 @@ register(
         id="scaled-dot-product-3",
         title="the variance of q · k",
         reference=_variance_reference,
-        cases=lambda: [(64, 1.0, 1.0), (16, 2.0, 0.5), (100, 0.1, 3.0), (1, 1.0, 1.0)],
+        cases=lambda: [
+            (64, 1.0, 1.0),
+            (8, 2.0, 3.0),
+            (16, 2.0, 0.5),
+            (100, 0.1, 3.0),
+            (1, 1.0, 1.0),
+        ],
+        difficulty=1,
+        minutes=5,
+        mistakes=VARIANCE_MISTAKES,
         hint=(
             "q · k is a sum of d_k independent products q_i k_i. Each product has mean 0 and "
             "variance std_q² · std_k², and variances of independent terms add."
+        ),
+    )
+)
+
+register(
+    Exercise(
+        id="scaled-dot-product-4",
+        title="a boolean mask applied the way PyTorch adds a float attn_mask",
+        reference=_masked_softmax_reference,
+        cases=_masked_softmax_cases,
+        difficulty=1,
+        minutes=5,
+        mistakes=MASKED_SOFTMAX_MISTAKES,
+        hint=(
+            "turn the mask into numbers to add, np.where(mask, 0.0, -np.inf): 0 leaves a score "
+            "unchanged and −inf gives weight 0. Add them to the scores, then take the softmax "
+            "over the last axis."
         ),
     )
 )

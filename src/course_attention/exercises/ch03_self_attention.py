@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import Exercise, register, rng
+from .core import Exercise, Mistake, register, rng
 
 
 def _self_attention_reference(
@@ -37,8 +37,84 @@ def _self_attention_cases() -> list[tuple]:
     ]
 
 
+def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    from .. import numpy_ref
+
+    return numpy_ref.softmax(x, axis=axis)
+
+
+def _attend(
+    X: np.ndarray, W_q: np.ndarray, W_k: np.ndarray, W_v: np.ndarray, scale: float, axis: int = -1
+) -> np.ndarray:
+    """Self-attention with a given score scale and softmax axis (the mistakes vary them)."""
+    Q, K, V = X @ W_q, X @ W_k, X @ W_v  # (seq, d_k), (seq, d_k), (seq, d_v)
+    return _softmax(Q @ K.T * scale, axis=axis) @ V  # (seq, d_v)
+
+
+SELF_ATTENTION_MISTAKES = (
+    Mistake(
+        "the scores divided by √d_model (the width of X) instead of √d_k (the width of the keys, "
+        "W_k.shape[1])",
+        lambda X, W_q, W_k, W_v: _attend(X, W_q, W_k, W_v, X.shape[-1] ** -0.5),
+    ),
+    Mistake(
+        "the scores divided by d_k instead of √d_k",
+        lambda X, W_q, W_k, W_v: _attend(X, W_q, W_k, W_v, 1.0 / W_k.shape[-1]),
+    ),
+    Mistake(
+        "the scores not scaled at all (no division by √d_k)",
+        lambda X, W_q, W_k, W_v: _attend(X, W_q, W_k, W_v, 1.0),
+    ),
+    Mistake(
+        "softmax over the queries (axis 0) instead of the keys (axis -1): columns sum to 1",
+        lambda X, W_q, W_k, W_v: _attend(X, W_q, W_k, W_v, W_k.shape[-1] ** -0.5, axis=0),
+    ),
+    Mistake(
+        "no projections: X used as queries, keys and values (softmax(X Xᵀ/√d_model) X)",
+        lambda X, W_q, W_k, W_v: _softmax(X @ X.T / np.sqrt(X.shape[-1])) @ X,
+    ),
+    Mistake(
+        "the weights multiplied with X instead of the values V = X W_v",
+        lambda X, W_q, W_k, W_v: _softmax((X @ W_q) @ (X @ W_k).T / np.sqrt(W_k.shape[-1])) @ X,
+    ),
+)
+
+
 def _weight_bytes_reference(seq: int, batch: int, n_heads: int, bytes_per_number: int) -> int:
     return batch * n_heads * seq * seq * bytes_per_number
+
+
+WEIGHT_BYTES_MISTAKES = (
+    Mistake(
+        "seq counted once: the weights are (batch, n_heads, seq, seq), one number per *pair* of "
+        "tokens — seq appears twice",
+        lambda seq, batch, n_heads, bytes_per_number: batch * n_heads * seq * bytes_per_number,
+    ),
+    Mistake(
+        "the number of weights, not their bytes (bytes_per_number left out)",
+        lambda seq, batch, n_heads, bytes_per_number: batch * n_heads * seq * seq,
+    ),
+    Mistake(
+        "the heads left out: every head has its own (seq, seq) weights",
+        lambda seq, batch, n_heads, bytes_per_number: batch * seq * seq * bytes_per_number,
+    ),
+    Mistake(
+        "bits instead of bytes (multiplied by 8)",
+        lambda seq, batch, n_heads, bytes_per_number: (
+            8 * batch * n_heads * seq * seq * bytes_per_number
+        ),
+    ),
+)
+
+
+UNPERMUTE_MISTAKES = (
+    Mistake(
+        "Y[perm] instead of Y[np.argsort(perm)]: that applies the permutation a second time "
+        "instead of undoing it",
+        lambda Y, perm: Y[perm],
+    ),
+    Mistake("Y returned unchanged: the rows are still in the shuffled order", lambda Y, perm: Y),
+)
 
 
 def _unpermute_reference(Y: np.ndarray, perm: np.ndarray) -> np.ndarray:
@@ -60,6 +136,9 @@ register(
         title="self-attention from X and three weight matrices",
         reference=_self_attention_reference,
         cases=_self_attention_cases,
+        difficulty=2,
+        minutes=10,
+        mistakes=SELF_ATTENTION_MISTAKES,
         hint=(
             "project first: Q = X @ W_q, K = X @ W_k, V = X @ W_v (shapes (seq, d_k), (seq, d_k), "
             "(seq, d_v)); then softmax(Q Kᵀ / √d_k) V with d_k = W_k.shape[1], the width of the "
@@ -74,6 +153,9 @@ register(
         title="the memory of the attention weights",
         reference=_weight_bytes_reference,
         cases=lambda: [(1024, 1, 1, 4), (4096, 8, 16, 2), (100, 3, 12, 4), (7, 2, 1, 8)],
+        difficulty=1,
+        minutes=5,
+        mistakes=WEIGHT_BYTES_MISTAKES,
         hint=(
             "the weights have shape (batch, n_heads, seq, seq): multiply the four sizes, with seq "
             "twice, and the bytes per number."
@@ -87,6 +169,9 @@ register(
         title="undo a permutation of the outputs",
         reference=_unpermute_reference,
         cases=_unpermute_cases,
+        difficulty=2,
+        minutes=10,
+        mistakes=UNPERMUTE_MISTAKES,
         hint=(
             "row i of Y belongs to the original token perm[i]. You need the inverse "
             "permutation, np.argsort(perm): Y[np.argsort(perm)]. Y[perm] permutes a second time."

@@ -4,21 +4,55 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import Exercise, register, rng
+from .core import Exercise, Mistake, register, rng
+
+
+def _real(lengths: np.ndarray, seq_len: int) -> np.ndarray:
+    return np.arange(seq_len)[None, :] < np.asarray(lengths)[:, None]  # (batch, seq_len)
 
 
 def _padding_mask_reference(lengths: np.ndarray, seq_len: int) -> np.ndarray:
     from .. import numpy_ref
 
-    return numpy_ref.padding_mask(lengths, seq_len)  # (batch, 1, seq_len) bool
+    return numpy_ref.padding_mask(lengths, seq_len)  # (batch, 1, 1, seq_len) bool
 
 
 def _padding_mask_cases() -> list[tuple]:
     return [
-        (np.array([3, 1, 4]), 4),
+        (np.array([3, 1, 4]), 4),  # batch = 3: a (batch, 1, seq_len) mask would face 3 heads
         (np.array([2]), 5),
         (np.array([0, 6, 2, 5]), 6),  # an empty sentence: a row of False
     ]
+
+
+PADDING_MASK_MISTAKES = (
+    Mistake(
+        "the mask has no head and query axes: `(batch, seq_len)` lines the batch up with the "
+        "queries — add them with `[:, None, None, :]`",
+        lambda lengths, seq_len: _real(lengths, seq_len),
+    ),
+    Mistake(
+        "the head axis is missing: `(batch, 1, seq_len)` faces the scores "
+        "`(batch, heads, seq_q, seq_k)` as `(heads, seq_q, seq_k)` and gives sentence b's mask "
+        "to head b — use `[:, None, None, :]`",
+        lambda lengths, seq_len: _real(lengths, seq_len)[:, None, :],
+    ),
+    Mistake(
+        "an int 0/1 array instead of bool: compare with `<`, which gives True/False",
+        lambda lengths, seq_len: _real(lengths, seq_len)[:, None, None, :].astype(int),
+    ),
+    Mistake(
+        "`<=` instead of `<`: position `length` is the first pad, not a real token",
+        lambda lengths, seq_len: (np.arange(seq_len)[None, :] <= lengths[:, None])[
+            :, None, None, :
+        ],
+    ),
+    Mistake(
+        "True at the pads: that is a *blocked* mask (True = hide); this course's masks say "
+        "True = may attend",
+        lambda lengths, seq_len: ~_real(lengths, seq_len)[:, None, None, :],
+    ),
+)
 
 
 def _masked_weights_reference(scores: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -38,8 +72,50 @@ def _masked_weights_cases() -> list[tuple]:
     ]
 
 
+def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    from .. import numpy_ref
+
+    return numpy_ref.softmax(x, axis=axis)
+
+
+def _naive_softmax(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x - x.max(axis=-1, keepdims=True))  # an all -inf row: -inf - (-inf) = NaN
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+MASKED_WEIGHTS_MISTAKES = (
+    Mistake(
+        "hidden scores set to −1e9: a row with every key hidden becomes uniform instead of zero",
+        lambda scores, mask: _softmax(np.where(mask, scores, -1e9)),
+    ),
+    Mistake(
+        "hidden scores set to −∞ and a plain softmax: a row with every key hidden gives "
+        "NaN (−∞ − (−∞)); give empty rows zeros",
+        lambda scores, mask: _naive_softmax(np.where(mask, scores, -np.inf)),
+    ),
+    Mistake(
+        "the mask applied after the softmax (weights × mask): the hidden keys' share is lost "
+        "and the rows no longer sum to 1 — hide the scores before the softmax",
+        lambda scores, mask: _softmax(scores) * mask,
+    ),
+    Mistake(
+        "the scores multiplied by the mask: a hidden score becomes 0, not −∞, and still gets "
+        "weight",
+        lambda scores, mask: _softmax(scores * mask),
+    ),
+    Mistake(
+        "the mask read as blocked (True = hide); here True = may attend",
+        lambda scores, mask: _softmax(np.where(mask, -np.inf, scores)),
+    ),
+    Mistake(
+        "softmax over the queries (axis -2) instead of the keys (axis -1)",
+        lambda scores, mask: _softmax(np.where(mask, scores, -np.inf), axis=-2),
+    ),
+)
+
+
 def _masked_mean_reference(losses: np.ndarray, lengths: np.ndarray) -> float:
-    real = np.arange(losses.shape[1])[None, :] < lengths[:, None]  # (batch, seq)
+    real = _real(lengths, losses.shape[1])  # (batch, seq)
     return float(losses[real].mean())
 
 
@@ -52,16 +128,45 @@ def _masked_mean_cases() -> list[tuple]:
     ]
 
 
+MASKED_MEAN_MISTAKES = (
+    Mistake(
+        "the plain mean over every position, `losses.mean()`: the pad positions' losses count",
+        lambda losses, lengths: float(losses.mean()),
+    ),
+    Mistake(
+        "the losses multiplied by the mask, then `.mean()` over every position: the pads add "
+        "0 to the sum but still count in the denominator — divide by the number of real tokens",
+        lambda losses, lengths: float((losses * _real(lengths, losses.shape[1])).mean()),
+    ),
+    Mistake(
+        "`<=` instead of `<`: the first pad of each sentence counts as a real token",
+        lambda losses, lengths: float(
+            losses[np.arange(losses.shape[1])[None, :] <= lengths[:, None]].mean()
+        ),
+    ),
+    Mistake(
+        "the mean of each sentence's mean: every sentence gets the same total weight, so a "
+        "short sentence's tokens weigh more — average over all real tokens together",
+        lambda losses, lengths: float(
+            np.mean([row[:n].mean() for row, n in zip(losses, lengths, strict=True)])
+        ),
+    ),
+)
+
+
 register(
     Exercise(
         id="masking-1",
         title="a key-padding mask from lengths",
         reference=_padding_mask_reference,
         cases=_padding_mask_cases,
+        difficulty=1,
+        minutes=5,
+        mistakes=PADDING_MASK_MISTAKES,
         hint=(
             "compare positions with lengths: np.arange(seq_len)[None, :] < lengths[:, None] is "
-            "(batch, seq_len), True at real tokens; add an axis in the middle with [:, None, :] "
-            "so the mask broadcasts over the queries."
+            "(batch, seq_len), True at real tokens; add the head and query axes with "
+            "[:, None, None, :] so the mask broadcasts to the scores (batch, heads, seq_q, seq_k)."
         ),
     )
 )
@@ -72,6 +177,9 @@ register(
         title="masked softmax without NaN",
         reference=_masked_weights_reference,
         cases=_masked_weights_cases,
+        difficulty=2,
+        minutes=15,
+        mistakes=MASKED_WEIGHTS_MISTAKES,
         hint=(
             "hidden entries must get weight exactly 0, and a row in which every key is hidden "
             "must be all zeros, not NaN and not uniform. Replace hidden scores by the row "
@@ -87,6 +195,9 @@ register(
         title="a loss that ignores padded positions",
         reference=_masked_mean_reference,
         cases=_masked_mean_cases,
+        difficulty=1,
+        minutes=5,
+        mistakes=MASKED_MEAN_MISTAKES,
         hint=(
             "outputs at padded query positions are garbage: leave them out. Build the "
             "(batch, seq) mask of real positions from lengths and average losses[mask] only, "

@@ -29,6 +29,9 @@ __all__ = [
     "architecture_masks",
     "architecture_mask_figure",
     "cross_attention_pair",
+    "head_frames",
+    "cross_attention_heads_slider",
+    "accuracy_by_length_figure",
     "decoding_traces",
     "decoding_figure",
     "decoding_slider",
@@ -124,6 +127,113 @@ def cross_attention_pair(
     fig.update_yaxes(title="decoder query", row=1, col=1)
     fig.update_xaxes(title="encoder position (key)")
     return _layout(fig, title, height=max(320, 100 + 40 * len(queries)))
+
+
+def head_frames(weights: ArrayLike) -> tuple[list[str], np.ndarray]:
+    """Every head of every layer, then each layer's average: names and maps.
+
+    Introduced in chapter 7. ``weights`` ``(layers, heads, seq_t, seq_s)`` → names like
+    ``"layer 1 · head 2"`` and ``"layer 2 · average"`` (counted from 1) and the maps
+    ``(layers * (heads + 1), seq_t, seq_s)``, layer by layer.
+    """
+    w = np.asarray(weights, dtype=float)
+    if w.ndim != 4 or 0 in w.shape:
+        raise ValueError(f"weights must have shape (layers, heads, seq_t, seq_s); got {w.shape}")
+    names, maps = [], []
+    for layer, heads in enumerate(w, start=1):
+        for head, m in enumerate(heads, start=1):
+            names.append(f"layer {layer} · head {head}")
+            maps.append(m)
+        names.append(f"layer {layer} · average")
+        maps.append(heads.mean(axis=0))
+    return names, np.stack(maps)
+
+
+def cross_attention_heads_slider(
+    left: ArrayLike,
+    right: ArrayLike,
+    queries: Sequence[str],
+    keys: tuple[Sequence[str], Sequence[str]],
+    panel_titles: tuple[str, str],
+    title: str | None = None,
+) -> go.Figure:
+    """Two cross-attention maps side by side, with a slider over every layer and head.
+
+    Introduced in chapter 7. ``left`` and ``right`` are ``(layers, heads, seq_t, seq_s)`` (e.g.
+    before and after training, or one model on two sources); ``queries`` ``(seq_t,)`` name the
+    rows of both, ``keys`` the columns of each panel. The slider's positions are
+    :func:`head_frames` (precomputed: it works on the static website); it starts on the last
+    layer's average.
+    """
+    a, b = np.asarray(left, dtype=float), np.asarray(right, dtype=float)
+    if a.shape != b.shape:
+        raise ValueError(f"left {a.shape} and right {b.shape} must have the same shape")
+    names, maps_a = head_frames(a)
+    _, maps_b = head_frames(b)
+
+    def traces(i: int) -> tuple[go.Heatmap, go.Heatmap]:
+        one = heatmap_trace(maps_a[i], queries, keys[0])
+        two = heatmap_trace(maps_b[i], queries, keys[1])
+        two.update(showscale=False, xaxis="x2", yaxis="y2")
+        return one, two
+
+    fig = slider_figure(
+        traces,
+        list(range(len(names))),
+        label="shown",
+        active=len(names) - 1,
+        format_value=lambda i: names[i],
+        title=title,
+        height=max(420, 180 + 40 * len(queries)),
+    )
+    fig.update_layout(
+        xaxis=dict(domain=[0.0, 0.44], title="encoder position (key)"),
+        yaxis=dict(autorange="reversed", title="decoder query"),
+        xaxis2=dict(domain=[0.5, 0.94], title="encoder position (key)", anchor="y2"),
+        yaxis2=dict(autorange="reversed", anchor="x2"),
+        annotations=[
+            dict(
+                text=t,
+                x=x,
+                y=1.0,
+                xref="paper",
+                yref="paper",
+                yanchor="bottom",
+                showarrow=False,
+                font=dict(size=13),
+            )
+            for t, x in zip(panel_titles, (0.22, 0.72), strict=True)
+        ],
+    )
+    return fig
+
+
+def accuracy_by_length_figure(
+    accuracy: dict[int, float], trained: Sequence[int], title: str | None = None
+) -> go.Figure:
+    """Bars of exact-sequence accuracy per string length; trained lengths in one colour.
+
+    Introduced in chapter 7. ``accuracy`` maps a length to a share in [0, 1] (from
+    :func:`course_attention.training.accuracy_by_length`); ``trained`` lists the lengths the
+    model was trained on.
+    """
+    if not accuracy:
+        raise ValueError("accuracy must map at least one length to a share")
+    lengths = sorted(accuracy)
+    seen = [n in set(trained) for n in lengths]
+    fig = go.Figure(
+        go.Bar(
+            x=[str(n) for n in lengths],
+            y=_rounded([accuracy[n] for n in lengths]),
+            marker_color=[PALETTE[0] if s else PALETTE[1] for s in seen],
+            text=[f"{accuracy[n]:.2f}" for n in lengths],
+            textposition="outside",
+            hovertemplate="%{x} digits<br>accuracy %{y:.3f}<extra></extra>",
+        )
+    )
+    fig.update_xaxes(title="digits in the string (blue: trained on; orange: never seen)")
+    fig.update_yaxes(title="exact-sequence accuracy", range=[0, 1.15])
+    return _layout(fig, title, height=340)
 
 
 def _check_steps(steps: Any) -> np.ndarray:

@@ -24,11 +24,19 @@ __all__ = [
     "query_direction_slider",
     "temperature_slider",
     "LOOKUP_KEYS",
+    "LOOKUP_ANGLES",
+    "LOOKUP_TEMPERATURES",
 ]
 
 
 #: Keys of the chapter-1 soft look-up figures (the words of ``toy.FRUIT_DICT``).
 LOOKUP_KEYS: tuple[str, ...] = ("apple", "banana", "chair")
+
+#: The steps of :func:`temperature_slider` (chapter 1 reasons about them, so they are named).
+LOOKUP_TEMPERATURES: tuple[float, ...] = (0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 2.0, 5.0, 20.0)
+
+#: The query angles in degrees, the steps of :func:`query_direction_slider` (chapter 1).
+LOOKUP_ANGLES: tuple[float, ...] = tuple(float(a) for a in range(-30, 181, 15))
 
 
 def _arrow_traces(
@@ -163,7 +171,7 @@ def query_direction(angle_deg: float, length: float = 1.0) -> np.ndarray:
 
 
 def query_direction_slider(
-    angles: Sequence[float] = tuple(range(-30, 181, 15)),
+    angles: Sequence[float] = LOOKUP_ANGLES,
     temperature: float = 0.3,
     keys: Sequence[str] = LOOKUP_KEYS,
     title: str | None = None,
@@ -186,7 +194,7 @@ def query_direction_slider(
 
 def temperature_slider(
     query: str = "fruit",
-    temperatures: Sequence[float] = (0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 2.0, 5.0, 20.0),
+    temperatures: Sequence[float] = LOOKUP_TEMPERATURES,
     keys: Sequence[str] = LOOKUP_KEYS,
     title: str | None = None,
 ) -> go.Figure:

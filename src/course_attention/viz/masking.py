@@ -51,7 +51,7 @@ def example_mask(kind: str, seq_len: int, n_real: int) -> np.ndarray:
     if "causal" in kind:
         mask &= ref.causal_mask(seq_len)
     if "padding" in kind:
-        mask &= ref.padding_mask(np.array([n_real]), seq_len)[0]  # (1, seq_k) broadcasts
+        mask &= ref.padding_mask(np.array([n_real]), seq_len)[0, 0]  # (1, seq_k) broadcasts
     return mask
 
 

@@ -1,4 +1,4 @@
-"""Figures of chapter 2: score variance, softmax saturation, Jacobian norms, the d_k slider."""
+"""Figures of chapter 2: score variance, softmax saturation, gradients, the d_k slider."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ __all__ = [
     "variance_figure",
     "saturation_figure",
     "jacobian_norm_figure",
+    "gradient_spread_figure",
     "scaling_slider",
     "scaling_bars_figure",
 ]
@@ -128,6 +129,30 @@ def jacobian_norm_figure(runs: Mapping[str, Any], title: str | None = None) -> g
         fig.add_trace(curve(stats.d_k, stats.jacobian_norm, name, color, hover))
     _dk_axis(fig, stats.d_k.tolist())
     fig.update_yaxes(type="log", title="‖diag(p) − p pᵀ‖ (Frobenius)")
+    return _layout(fig, title)
+
+
+def gradient_spread_figure(runs: Mapping[str, Any], title: str | None = None) -> go.Figure:
+    """Median and mean over queries of the gradient at the query, against ``d_k``, per run.
+
+    Introduced in chapter 2. ``runs`` maps a legend name to a
+    :class:`course_attention.experiments.ScalingStats` whose ``grad_median`` and ``grad_mean``
+    are ``(n_widths,)``: a solid line for the median, a dashed one for the mean, the same colour
+    per run, on a logarithmic y axis. Median far below mean means a spiky gradient: tiny for most
+    queries, large for a few.
+    """
+    fig = go.Figure()
+    for (name, stats), color in zip(_check_runs(runs), _RUN_COLORS, strict=False):
+        if stats.grad_median is None or stats.grad_mean is None:
+            raise ValueError(f"{name}: the run has no gradient measurements (grad_median is None)")
+        lines = (("median", stats.grad_median, "solid"), ("mean", stats.grad_mean, "dash"))
+        for what, y, dash in lines:
+            hover = "d_k %{x}<br>" + what + " %{y:.2g}<extra>" + name + "</extra>"
+            trace = curve(stats.d_k, y, f"{name}: {what}", color, hover)
+            trace.line.dash = dash
+            fig.add_trace(trace)
+    _dk_axis(fig, stats.d_k.tolist())
+    fig.update_yaxes(type="log", title="‖∂L/∂q‖ / √d_k over queries")
     return _layout(fig, title)
 
 

@@ -105,11 +105,12 @@ def it_weights_figure(
 
 
 def recurrence_figure(timing: Any, title: str | None = None) -> go.Figure:
-    """Sequential steps and wall time against the sequence length, recurrence vs attention.
+    """Dependent steps and wall time against the sequence length, recurrence vs attention.
 
     Introduced in chapter 3. ``timing`` is a
-    :class:`course_attention.experiments.RecurrenceTiming` (fields ``(n_lengths,)``); both
-    panels have logarithmic axes.
+    :class:`course_attention.experiments.RecurrenceTiming` (fields ``(n_lengths,)``). Left: the
+    dependent steps of each layer; right: the wall time of the recurrence, of self-attention as a
+    loop over queries and of self-attention in one batched call. Logarithmic axes.
     """
     from plotly.subplots import make_subplots
 
@@ -117,17 +118,27 @@ def recurrence_figure(timing: Any, title: str | None = None) -> go.Figure:
         rows=1, cols=2, subplot_titles=("dependent steps", "wall time (milliseconds)")
     )
     seq = np.asarray(timing.seq, dtype=float).tolist()
-    curves = {
+    curves = {  # name: (dependent steps or None, seconds, colour)
         "recurrent layer": (timing.recurrence_steps, timing.recurrence_seconds, PALETTE[5]),
-        "self-attention": (timing.attention_steps, timing.attention_seconds, PALETTE[0]),
+        "self-attention, loop over queries": (None, timing.attention_loop_seconds, PALETTE[2]),
+        "self-attention, one batched call": (
+            timing.attention_steps,
+            timing.attention_seconds,
+            PALETTE[0],
+        ),
     }
     for name, (steps, seconds, color) in curves.items():
-        for col, y in ((1, np.asarray(steps, float)), (2, 1e3 * np.asarray(seconds, float))):
+        panels = [(2, 1e3 * np.asarray(seconds, float))]
+        if steps is not None:
+            panels.insert(0, (1, np.asarray(steps, float)))
+        for col, y in panels:
             hover = "T %{x}<br>%{y:.3g}<extra>" + name + "</extra>"
-            trace = curve(seq, y, name, color, hover, legendgroup=name, showlegend=col == 1)
+            show = col == panels[0][0]
+            trace = curve(seq, y, name, color, hover, legendgroup=name, showlegend=show)
             fig.add_trace(trace, row=1, col=col)
     fig.update_xaxes(
         type="log", title="sequence length T", tickvals=seq, ticktext=[f"{x:g}" for x in seq]
     )
     fig.update_yaxes(type="log")
-    return _layout(fig, title, height=400)
+    _layout(fig, title, height=460)
+    return fig.update_layout(legend=dict(orientation="h", y=-0.3, x=0), margin_b=120)

@@ -11,6 +11,7 @@ from numpy.typing import ArrayLike
 from .core import PALETTE, _layout, _rounded, curve, slider_figure
 
 __all__ = [
+    "log_ticks",
     "gradient_depth_slider",
     "positions_heatmap",
     "position_traces",
@@ -35,15 +36,37 @@ def _check_norms(norms: Mapping[int, Mapping[str, ArrayLike]]) -> list[str]:
     return names
 
 
+def log_ticks(lo: float, hi: float) -> list[float]:
+    """Tick values m × 10^k between ``10**lo`` and ``10**hi``, m in 1, 2, 3, 5 (chapter 6).
+
+    Plotly labels the minor ticks of a short log axis with one digit ("100, 9, 8 … 2"); with
+    these values and ``f"{v:g}"`` labels every tick reads as a number. Over more than 1.5
+    decades only 1, 2, 5 are kept, over more than 3 only the powers of ten.
+    """
+    if not hi > lo:
+        raise ValueError(f"need lo < hi (log10 of the axis ends); got {lo}, {hi}")
+    decades = hi - lo
+    mantissas = (1,) if decades > 3 else (1, 2, 5) if decades > 1.5 else (1, 2, 3, 5)
+    ticks = [
+        float(f"{m * 10.0**k:.1g}")
+        for k in range(int(np.floor(lo)) - 1, int(np.ceil(hi)) + 1)
+        for m in mantissas
+        if lo <= np.log10(m * 10.0**k) <= hi
+    ]
+    return ticks or [float(f"{10 ** ((lo + hi) / 2):.1g}")]
+
+
 def gradient_depth_slider(
-    norms: Mapping[int, Mapping[str, ArrayLike]], title: str | None = None
+    norms: Mapping[int, Mapping[str, ArrayLike]],
+    title: str | None = None,
+    y_title: str = "gradient norm",
 ) -> go.Figure:
     """Gradient norm of every layer, one line per norm placement, with a slider over the depth.
 
     Introduced in chapter 6. ``norms`` maps a depth ``L`` to ``{curve name: (L,) norms}``, e.g.
     ``{12: {"post-norm": …, "pre-norm": …}}`` from
-    :func:`course_attention.experiments.layer_gradient_norms`. The axes stay fixed (log y), so
-    moving the slider compares depths.
+    :func:`course_attention.experiments.ffn_gradient_norms`. The axes stay fixed (log y, ticks
+    labelled as plain numbers), so moving the slider compares depths.
     """
     names = _check_norms(norms)
     values = np.concatenate([np.ravel(v) for d in norms.values() for v in d.values()])
@@ -66,7 +89,14 @@ def gradient_depth_slider(
     depths = list(norms)
     fig = slider_figure(traces, depths, "layers", active=len(depths) - 1, title=title)
     fig.update_xaxes(title="layer (1 = next to the input)", range=[0.5, max(depths) + 0.5])
-    fig.update_yaxes(title="gradient norm of the layer's parameters", type="log", range=[lo, hi])
+    ticks = log_ticks(lo, hi)
+    fig.update_yaxes(
+        title=y_title,
+        type="log",
+        range=[lo, hi],
+        tickvals=ticks,
+        ticktext=[f"{v:g}" for v in ticks],
+    )
     return fig
 
 

@@ -1,0 +1,35 @@
+"""Chapter 1 reasons about its sliders' steps: the figures must show exactly those steps."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from course_attention import numpy_ref as ref
+from course_attention import toy, viz
+
+
+def _labels(fig) -> list[str]:
+    return [step.label for step in fig.layout.sliders[0].steps]
+
+
+def test_the_sliders_show_the_steps_the_chapter_names():
+    assert _labels(viz.temperature_slider()) == [f"{t:g}" for t in viz.LOOKUP_TEMPERATURES]
+    assert _labels(viz.query_direction_slider()) == [f"{a:g}°" for a in viz.LOOKUP_ANGLES]
+
+
+def test_each_temperature_frame_shows_the_softmax_at_its_temperature():
+    """The chapter picks the slider step closest to 0.6 / 0.4 / 0 from these weights."""
+    fig = viz.temperature_slider(query="fruit")
+    scores = toy.word_matrix(list(viz.LOOKUP_KEYS)) @ toy.WORD_VECTORS["fruit"]  # (3,)
+    assert len(fig.frames) == len(viz.LOOKUP_TEMPERATURES)
+    for temperature, frame in zip(viz.LOOKUP_TEMPERATURES, fig.frames, strict=True):
+        np.testing.assert_allclose(frame.data[4].y, ref.softmax(scores / temperature), atol=1e-4)
+
+
+def test_each_direction_frame_shows_the_softmax_of_a_unit_query_at_its_angle():
+    fig = viz.query_direction_slider(temperature=0.3)
+    K = toy.word_matrix(list(viz.LOOKUP_KEYS))  # (3, 2)
+    for angle, frame in zip(viz.LOOKUP_ANGLES, fig.frames, strict=True):
+        q = viz.query_direction(angle)  # (2,)
+        assert np.isclose(np.linalg.norm(q), 1.0)
+        np.testing.assert_allclose(frame.data[4].y, ref.softmax(K @ q / 0.3), atol=1e-4)
