@@ -68,8 +68,10 @@ def test_decoding_steps_match_greedy_decode(model):
     assert steps.source == ["2", "7", "1", "8", "[EOS]"]
     assert steps.weights.shape == (len(steps.tokens), 5)
     np.testing.assert_allclose(steps.weights.sum(axis=-1), 1.0, atol=1e-5)
-    with pytest.raises(ValueError, match="1 … 8 digits"):
-        inspection.decoding_steps(model, "123456789")
+    with pytest.raises(ValueError, match="3 … 8 digits; got 9"):
+        inspection.decoding_steps(model, "123456789", lengths=(3, 8))
+    with pytest.raises(ValueError, match="1 … 10 digits; got 11"):
+        inspection.decoding_steps(model, "1" * 11)
 
 
 def test_decoding_slider_has_one_frame_per_step_and_the_frames_differ(model):
@@ -106,14 +108,20 @@ def test_cross_attention_pair_and_loss_figure_check_their_input():
 
 
 def test_decoding_explorer_shows_bad_input_as_a_message_and_redraws_fast(model):
-    explorer = widgets.decoding_explorer(model=model)
+    explorer = widgets.decoding_explorer(model=model, lengths=(3, 8))
     explorer.controls["digits"].value = "12a"
     assert "type digits 0-9 only" in explorer.figure.layout.title.text
-    explorer.controls["digits"].value = "987654321"
-    assert "1 … 8 digits" in explorer.figure.layout.title.text
+    for typed in ("7", "987654321"):  # outside the trained lengths: no meaningless answer
+        explorer.controls["digits"].value = typed
+        title = explorer.figure.layout.title.text
+        assert f"learned strings of 3 to 8 digits and you typed {len(typed)}" in title
     explorer.controls["digits"].value = "907"
     n_steps = len(inspection.decoding_steps(model, "907").tokens)
-    assert explorer.controls["step"].max == max(1, n_steps - 1)
+    assert explorer.controls["step"].min == 1  # steps are counted from 1, as in the figure rows
+    assert explorer.controls["step"].max == max(2, n_steps)
+    explorer.controls["step"].value = 1
+    assert explorer.figure.layout.title.text.startswith(f"step 1 of {n_steps}")
+    assert explorer.figure.data[0].y[0] == "step 1"
     before = json.dumps(explorer.figure.to_plotly_json()["data"], default=str)
     start = time.perf_counter()
     explorer.controls["step"].value = explorer.controls["step"].max
@@ -135,6 +143,124 @@ def test_default_explorer_model_leaves_the_global_rng_alone():
 def test_chapter_7_references_pass_their_own_checks(exercise_id):
     exercise = ex.EXERCISES[exercise_id]
     assert ex.evaluate(exercise_id, exercise.reference)[0]
+
+
+def test_decoding_slider_counts_steps_from_one_like_its_rows(model):
+    steps = inspection.decoding_steps(model, "31415")
+    fig = viz.decoding_slider(steps)
+    labels = [s.label for s in fig.layout.sliders[0].steps]
+    assert labels == [str(i) for i in range(1, len(steps.tokens) + 1)]
+    assert list(fig.frames[0].data[0].y) == [f"step {i}" for i in range(1, len(steps.tokens) + 1)]
+
+
+def test_cross_attention_heads_keeps_every_layer_and_head_and_averages_to_the_map(model):
+    heads = inspection.cross_attention_heads(model, "3141")
+    assert heads.weights.shape == (2, 4, 5, 5)  # (layers, heads, [BOS] + 4 digits, 4 + [EOS])
+    assert heads.queries == ["[BOS]", "1", "4", "1", "3"]
+    np.testing.assert_allclose(heads.weights.sum(axis=-1), 1.0, atol=1e-5)
+    for layer in (0, 1):
+        amap = inspection.cross_attention_map(model, "3141", layer=layer)
+        np.testing.assert_allclose(amap.weights, heads.weights[layer].mean(axis=0))
+    assert not np.allclose(heads.weights[1, 0], heads.weights[1, 1])  # heads differ
+    sort = inspection.cross_attention_heads(model, "3141", task="sort")
+    assert sort.queries == ["[BOS]", "1", "1", "3", "4"]
+
+
+def test_head_frames_and_slider_show_every_head_then_each_layer_average():
+    w = np.random.default_rng(0).dirichlet(np.ones(3), size=(2, 4, 2))  # (layers, heads, 2, 3)
+    names, maps = viz.head_frames(w)
+    assert len(names) == len(maps) == 2 * (4 + 1)
+    assert names[0] == "layer 1 · head 1" and names[4] == "layer 1 · average"
+    assert names[-1] == "layer 2 · average"
+    np.testing.assert_allclose(maps[-1], w[1].mean(axis=0))
+    fig = viz.cross_attention_heads_slider(
+        w, w[:, :, :, ::-1], ["[BOS]", "1"], (["1", "2", "[EOS]"], ["2", "1", "[EOS]"]), ("a", "b")
+    )
+    assert len(fig.frames) == 10 and fig.layout.sliders[0].active == 9
+    assert [s.label for s in fig.layout.sliders[0].steps] == names
+    assert fig.frames[0].data[1].xaxis == "x2"
+    datas = [json.dumps(f.to_plotly_json()["data"], default=str) for f in fig.frames]
+    assert len(set(datas)) == len(datas)
+    with pytest.raises(ValueError, match="same shape"):
+        viz.cross_attention_heads_slider(
+            w, w[:1], ["[BOS]", "1"], (["1"] * 3, ["1"] * 3), ("a", "b")
+        )
+    with pytest.raises(ValueError, match="layers, heads"):
+        viz.head_frames(w[0])
+
+
+def test_accuracy_by_length_figure_colours_the_trained_lengths():
+    fig = viz.accuracy_by_length_figure({1: 0.1, 3: 1.0, 9: 0.0}, trained=[3])
+    bar = fig.data[0]
+    assert list(bar.x) == ["1", "3", "9"] and bar.marker.color[0] != bar.marker.color[1]
+    assert bar.marker.color[0] == bar.marker.color[2]
+    with pytest.raises(ValueError, match="at least one length"):
+        viz.accuracy_by_length_figure({}, trained=[3])
+
+
+class _RuleModel:
+    """A stand-in for a trained model whose cross-attention follows a rule (one layer, one head).
+
+    ``rule(src_row, tgt_row) -> (seq_t, seq_s)`` weights; only ``encode`` and ``decode`` exist.
+    """
+
+    decoder = [None]
+
+    def __init__(self, rule):
+        self.rule = rule
+
+    def encode(self, src, need_weights=True):
+        return src, []
+
+    def decode(self, tgt_in, memory, src, need_weights=True):
+        rows = [self.rule(s.numpy(), t.numpy()) for s, t in zip(src, tgt_in, strict=True)]
+        return None, [torch.from_numpy(np.stack(rows))[:, None]]  # (batch, 1 head, seq_t, seq_s)
+
+
+def _mirror(src, tgt_in):
+    n = len(tasks.decode_digits(src))
+    w = np.zeros((len(tgt_in), len(src)))
+    for t in range(len(tgt_in)):
+        w[t, n - 1 - t if t < n else n] = 1.0  # row t reads the mirrored digit; later rows [EOS]
+    return w
+
+
+def _by_content(src, tgt_in):
+    """Row t reads a source position that holds the digit row t writes (the next target)."""
+    w = np.zeros((len(tgt_in), len(src)))
+    targets = [*tgt_in[1:], tasks.EOS_ID]
+    used = set()
+    for t, token in enumerate(targets):
+        where = [i for i, s in enumerate(src) if s == token and i not in used] or [len(src) - 1]
+        used.add(where[0])
+        w[t, where[0]] = 1.0
+    return w
+
+
+def test_alignment_tells_reading_by_position_from_reading_by_content():
+    rev = tasks.sequence_task("reverse", n_train=50, n_test=60)
+    srt = tasks.sequence_task("sort", n_train=50, n_test=60)
+    on_rev = inspection.alignment(_RuleModel(_mirror), rev.test_src, rev.test_tgt)
+    assert on_rev.mirror == 1.0 and on_rev.digit == 1.0 and on_rev.ends == 1.0
+    lengths = (rev.test_src >= tasks.DIGIT_OFFSET).sum(axis=1)
+    assert on_rev.chance == pytest.approx(np.mean(1 / (lengths + 1)))
+    content = inspection.alignment(_RuleModel(_by_content), srt.test_src, srt.test_tgt)
+    assert content.digit == 1.0 and content.mirror < 0.5
+    position = inspection.alignment(_RuleModel(_mirror), srt.test_src, srt.test_tgt)
+    assert position.digit < 0.5
+    with pytest.raises(ValueError, match="src"):
+        inspection.alignment(_RuleModel(_mirror), rev.test_src[:2], rev.test_tgt[:3])
+
+
+def test_order_shift_is_zero_by_position_or_by_content_for_rules_that_read_that_way():
+    positional = inspection.order_shift(_RuleModel(_mirror), "reverse", n_strings=20)
+    assert positional.by_position == 0.0 and positional.by_content > 0.5
+    content = inspection.order_shift(_RuleModel(_by_content), "sort", n_strings=20)
+    assert content.by_content == 0.0 and content.by_position > 0.5
+    with pytest.raises(ValueError, match="n_digits"):
+        inspection.order_shift(_RuleModel(_mirror), "sort", n_digits=11)
+    with pytest.raises(ValueError, match="task"):
+        inspection.order_shift(_RuleModel(_mirror), "shuffle")
 
 
 def test_chapter_7_checkers_catch_common_mistakes():

@@ -134,3 +134,12 @@ def test_a_softmax_with_one_global_max_is_caught():
 def ref_softmax(x):
     e = np.exp(x - x.max(axis=-1, keepdims=True))
     return e / e.sum(axis=-1, keepdims=True)
+
+
+def test_a_difference_is_reported_where_the_values_differ_not_where_both_are_infinite():
+    from course_attention.exercises.core import Exercise, _compare
+
+    exercise = Exercise("t", "t", lambda x: x, lambda: [], "hint")
+    expected = np.array([-np.inf, 1.0, 2.0])
+    message = _compare(expected, np.array([-np.inf, 1.0, 5.0]), exercise)
+    assert message is not None and "index (2,)" in message and "expected 2" in message

@@ -313,7 +313,7 @@ def catches_weak_shift(fn: Callable[[np.ndarray], np.ndarray]) -> bool:
 
 # --- 8. seed 002: a dot product computed by hand -----------------------------------------
 
-#: Seed 002's worked example: the query "fruit" ``(4,)``.
+#: The query "fruit" ``(4,)`` of seed 002's worked example.
 SEED_002_Q = np.array([1.0, 0.5, -0.3, 0.8])
 #: Seed 002's keys ``(3, 4)``: apple, banana, car.
 SEED_002_K = np.array([[0.9, 0.4, -0.2, 0.7], [0.8, 0.6, -0.1, -0.6], [-0.5, 0.2, 0.9, -0.4]])

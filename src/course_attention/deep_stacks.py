@@ -1,7 +1,7 @@
 """Deep stacks at initialisation: what residuals and the norm placement do to signal and gradient.
 
 Introduced in chapter 6 (the Transformer block). Two measurements, seeded and small enough to run
-while the chapter executes (a few hundredths of a second each, on one thread):
+while the chapter executes (well under a second each, on one thread):
 
 - :func:`residual_stack_signal` pushes two inputs through a stack of feed-forward blocks, with or
   without residual connections, and reports how large the activations are, how much of the input

@@ -19,6 +19,7 @@ __all__ = [
     "Progress",
     "TrainingLog",
     "torch_threads",
+    "Adam",
     "train",
     "sequence_accuracy",
     "accuracy_by_length",
@@ -66,11 +67,11 @@ class TrainingLog:
 def torch_threads(n: int | None) -> Iterator[None]:
     """Run the block with ``n`` torch intra-op threads, then restore the setting.
 
-    Introduced in chapter 7. ``None`` leaves torch's setting alone. The course's models are small:
-    one thread is about as fast as two on an idle machine, far faster when other programs keep
-    the cores busy (two threads then wait for each other: 38.7 s instead of 5.6 s for the
-    chapter-7 training, measured on a loaded 2-core machine), and gives the same numbers on
-    every machine, whatever its number of cores.
+    Introduced in chapter 7. ``None`` leaves torch's setting alone. The course's models are small,
+    and when other programs share the cores, threads wait for each other: chapter 7's training
+    took 2.8 s on one thread and 5.3 to 38.7 s on two (measured on a 2-core machine shared with
+    other work). On one thread the numbers also do not depend on how many cores the machine has
+    (the order of a sum split over threads changes the last bits).
     """
     import torch
 
@@ -85,6 +86,57 @@ def torch_threads(n: int | None) -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(before)
+
+
+class Adam:
+    """Adam (Kingma and Ba, 2015), computed exactly as ``torch.optim.Adam`` computes it.
+
+    Introduced in chapter 7. Written out because the first use of ``torch.optim`` imports
+    ``torch._dynamo``, which takes 0.8 s, a tenth of chapter 7's time budget; a test checks that
+    both give the same parameters. For every parameter ``p`` with gradient ``g``, at step ``t``:
+    ``m ← β₁ m + (1 − β₁) g``, ``v ← β₂ v + (1 − β₂) g²``,
+    ``p ← p − lr · (m / (1 − β₁ᵗ)) / (√(v / (1 − β₂ᵗ)) + eps)``.
+    """
+
+    def __init__(
+        self,
+        params: Any,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+    ) -> None:
+        import torch
+
+        self.params = [p for p in params if p.requires_grad]
+        if not self.params or lr <= 0 or not all(0 <= b < 1 for b in betas) or eps <= 0:
+            raise ValueError(
+                f"need parameters that require grad, lr > 0, 0 ≤ betas < 1, eps > 0; got "
+                f"{len(self.params)} parameters, lr={lr}, betas={betas}, eps={eps}"
+            )
+        self.lr, self.betas, self.eps, self.t = lr, betas, eps, 0
+        self.m = [torch.zeros_like(p) for p in self.params]  # running mean of the gradients
+        self.v = [torch.zeros_like(p) for p in self.params]  # running mean of their squares
+
+    def zero_grad(self) -> None:
+        """Forget the gradients (``None``, as ``torch.optim`` does by default)."""
+        for p in self.params:
+            p.grad = None
+
+    def step(self, lr: float | None = None) -> None:
+        """Update every parameter that has a gradient, with ``lr`` (default: ``self.lr``)."""
+        import torch
+
+        lr = self.lr if lr is None else lr
+        self.t += 1
+        (b1, b2), t = self.betas, self.t
+        with torch.no_grad():
+            for p, m, v in zip(self.params, self.m, self.v, strict=True):
+                if p.grad is None:
+                    continue
+                m.lerp_(p.grad, 1 - b1)  # m ← β₁ m + (1 − β₁) g
+                v.mul_(b2).addcmul_(p.grad, p.grad, value=1 - b2)  # v ← β₂ v + (1 − β₂) g²
+                denom = (v.sqrt() / (1 - b2**t) ** 0.5).add_(self.eps)
+                p.addcdiv_(m, denom, value=-lr / (1 - b1**t))
 
 
 def _trim(rows: Any) -> Any:
@@ -108,7 +160,9 @@ def train(
     """Train a :class:`~course_attention.modules.Seq2SeqTransformer` on ``task``, deterministically.
 
     Teacher forcing: the decoder reads ``tgt[:, :-1]`` and is scored on ``tgt[:, 1:]``
-    (cross-entropy, padding ignored). Adam with a linear warm-up and a cosine decay; batches are
+    (cross-entropy, padding ignored). :class:`Adam` with a linear warm-up over ``warmup`` steps
+    and a cosine decay (the rate at step ``i`` is ``lr · min(1, (i + 1) / warmup) · (1 + cos(π i /
+    steps)) / 2``, as ``LambdaLR`` would apply it); batches are
     drawn from the training set with a generator seeded by ``seed``; the columns that hold only
     padding in a batch are dropped (the loss ignores padding, so the result is the same, sooner).
     ``threads``: torch threads while training (see :func:`torch_threads`; ``None`` keeps torch's
@@ -123,10 +177,7 @@ def train(
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     src, tgt = torch.from_numpy(task.train_src), torch.from_numpy(task.train_tgt)
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda i: min(1.0, (i + 1) / warmup) * 0.5 * (1 + np.cos(np.pi * i / steps))
-    )
+    opt = Adam(model.parameters(), lr=lr)
     bar = Progress(steps) if progress else None
     losses = np.empty(steps)
     model.train()
@@ -141,8 +192,7 @@ def train(
             )
             opt.zero_grad()
             loss.backward()
-            opt.step()
-            sched.step()
+            opt.step(lr * min(1.0, (step + 1) / warmup) * 0.5 * (1 + np.cos(np.pi * step / steps)))
             losses[step] = loss.item()
             if bar is not None:
                 bar.update(step + 1, losses[step])

@@ -1,8 +1,8 @@
 """Checkers for the chapter exercises: ``check(exercise_id, fn)`` prints ✓ or a hint.
 
-Introduced in chapter 1. The checker itself lives in :mod:`.core`; each chapter's exercises —
+Introduced in chapter 1. The checker lives in ``exercises/core.py``; each chapter's exercises —
 reference, test cases, hint, difficulty, time and catalogue of known mistakes — live in one
-module per chapter, which registers them in :data:`EXERCISES` when imported here.
+module per chapter, which registers them in ``EXERCISES`` when imported here.
 """
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ class Exercise:
 
     @property
     def badge(self) -> str:
-        """Difficulty and time, as the chapter shows them: ``"★★☆ · ~10 min"``."""
+        """The difficulty (stars) and time the chapter shows, e.g. ``"★★☆ · ~10 min"``."""
         return "★" * self.difficulty + "☆" * (3 - self.difficulty) + f" · ~{self.minutes} min"
 
     @property
@@ -128,8 +128,10 @@ def _compare(expected: Any, got: Any, ex: Exercise) -> str | None:
     if np.isnan(got_array).any() and not np.isnan(expected_array).any():
         where = tuple(int(i) for i in np.argwhere(np.isnan(got_array))[0])
         return f"your result contains NaN (first at index {where}) where the reference has numbers"
-    if not np.allclose(got_array, expected_array, atol=ex.atol, rtol=1e-5, equal_nan=True):
-        diff = np.abs(got_array - expected_array)
+    close = np.isclose(got_array, expected_array, atol=ex.atol, rtol=1e-5, equal_nan=True)
+    if not close.all():
+        with np.errstate(invalid="ignore"):  # inf - inf where both are -inf: those are close
+            diff = np.where(close, 0.0, np.abs(got_array - expected_array))
         diff = np.where(np.isnan(diff), np.inf, diff)
         where = tuple(int(i) for i in np.unravel_index(np.argmax(diff), diff.shape))
         return (
