@@ -319,3 +319,43 @@ def test_chapter_7_models_learn_reversal_by_position_and_sorting_by_content():
     )
     assert shift_r.by_position < shift_r.by_content / 3
     assert shift_s.by_content < shift_s.by_position / 3
+
+
+def test_adamw_equals_pytorch_adamw():
+    torch.manual_seed(1)
+    net = torch.nn.Linear(5, 3).double()
+    theirs_net = copy.deepcopy(net)
+    ours = training.Adam(net.parameters(), lr=1e-2, weight_decay=0.1)
+    theirs = torch.optim.AdamW(theirs_net.parameters(), lr=1e-2, weight_decay=0.1)
+    x = _x(8, 5)
+    for _ in range(10):
+        for model, opt in ((net, ours), (theirs_net, theirs)):
+            opt.zero_grad()
+            model(x).pow(2).sum().backward()
+        ours.step()
+        theirs.step()
+    for p, q in zip(net.parameters(), theirs_net.parameters(), strict=True):
+        torch.testing.assert_close(p, q, rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="weight_decay"):
+        training.Adam(net.parameters(), weight_decay=-1.0)
+
+
+def test_fit_trains_any_model_on_any_batches_and_calls_back():
+    """The one loop: here a linear regression, y = 3x − 1, learned from seeded batches."""
+    model = torch.nn.Linear(1, 1)
+    seen = []
+
+    def batch(gen):
+        x = torch.rand(32, 1, generator=gen)
+        return x, 3 * x - 1
+
+    def mse(model, xy):
+        return (model(xy[0]) - xy[1]).pow(2).mean()
+
+    log = training.fit(model, batch, mse, steps=200, lr=0.1, warmup=5, progress=False,
+                       callback=lambda step, loss: seen.append(step))  # fmt: skip
+    assert seen == list(range(1, 201)) and log.losses.shape == (200,)
+    assert log.losses[-1] < 1e-3 < log.losses[0]
+    assert abs(model.weight.item() - 3) < 0.05 and not model.training
+    with pytest.raises(ValueError, match="warmup"):
+        training.fit(model, batch, mse, steps=10, warmup=0)

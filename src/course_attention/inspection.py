@@ -238,8 +238,8 @@ def decoding_steps(
 ) -> DecodingSteps:
     """Greedy-decode the typed ``digits`` and keep each step's cross-attention (chapter 7).
 
-    Raises ``ValueError`` (from :func:`encode_source`) for input that is not ``lengths[0] …
-    lengths[-1]`` digits (default: every length a source row can hold).
+    Raises ``ValueError`` (from :func:`~course_attention.tasks.encode_source`) for input that is
+    not ``lengths[0] … lengths[-1]`` digits (default: every length a source row can hold).
     """
     import torch
 

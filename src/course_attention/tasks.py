@@ -33,7 +33,7 @@ __all__ = [
 PAD_ID, BOS_ID, EOS_ID = 0, 1, 2
 DIGIT_OFFSET = 3
 VOCAB_SIZE = DIGIT_OFFSET + 10
-#: The most digits a source row holds: source rows are ``(WIDTH + 1,)``, targets ``(WIDTH + 2,)``.
+#: Source rows are ``(WIDTH + 1,)`` and targets ``(WIDTH + 2,)``: the most digits a row holds.
 WIDTH = 10
 
 
@@ -177,7 +177,7 @@ def strings_of_lengths(
     10 of 1 digit, 100 of 2) and their answers, to test a model on lengths it never trained on.
 
     Introduced in chapter 7. Returns sources ``(n, width + 1)`` and targets ``(n, width + 2)``,
-    as in :class:`SequenceTask`, sorted by length.
+    as in :class:`~course_attention.tasks.SequenceTask`, sorted by length.
     """
     _check_name(name)
     if not lengths or any(not 1 <= n <= width for n in lengths) or n_per_length < 1:

@@ -1,12 +1,13 @@
 """One training loop for every model of the course, with a progress bar (chapter 7 onwards).
 
-``train`` fits a model on a task deterministically; ``sequence_accuracy`` and
+``fit`` is the loop: any model, any batch sampler, any loss, deterministic from ``seed``.
+``train`` fits chapter 7's encoder–decoder on a digit task with it; ``sequence_accuracy`` and
 ``accuracy_by_length`` score greedy decodes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,7 @@ __all__ = [
     "TrainingLog",
     "torch_threads",
     "Adam",
+    "fit",
     "train",
     "sequence_accuracy",
     "accuracy_by_length",
@@ -95,7 +97,8 @@ class Adam:
     ``torch._dynamo``, which takes 0.8 s, a tenth of chapter 7's time budget; a test checks that
     both give the same parameters. For every parameter ``p`` with gradient ``g``, at step ``t``:
     ``m ← β₁ m + (1 − β₁) g``, ``v ← β₂ v + (1 − β₂) g²``,
-    ``p ← p − lr · (m / (1 − β₁ᵗ)) / (√(v / (1 − β₂ᵗ)) + eps)``.
+    ``p ← p − lr · (m / (1 − β₁ᵗ)) / (√(v / (1 − β₂ᵗ)) + eps)``. With ``weight_decay`` λ > 0 it
+    is AdamW (Loshchilov and Hutter, 2019), as ``torch.optim.AdamW``: first ``p ← p · (1 − lr λ)``.
     """
 
     def __init__(
@@ -104,6 +107,7 @@ class Adam:
         lr: float = 1e-3,
         betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8,
+        weight_decay: float = 0.0,
     ) -> None:
         import torch
 
@@ -113,7 +117,10 @@ class Adam:
                 f"need parameters that require grad, lr > 0, 0 ≤ betas < 1, eps > 0; got "
                 f"{len(self.params)} parameters, lr={lr}, betas={betas}, eps={eps}"
             )
+        if weight_decay < 0:
+            raise ValueError(f"weight_decay must be ≥ 0; got {weight_decay}")
         self.lr, self.betas, self.eps, self.t = lr, betas, eps, 0
+        self.weight_decay = weight_decay
         self.m = [torch.zeros_like(p) for p in self.params]  # running mean of the gradients
         self.v = [torch.zeros_like(p) for p in self.params]  # running mean of their squares
 
@@ -133,6 +140,8 @@ class Adam:
             for p, m, v in zip(self.params, self.m, self.v, strict=True):
                 if p.grad is None:
                     continue
+                if self.weight_decay:  # AdamW: shrink the weights, apart from the gradient
+                    p.mul_(1 - lr * self.weight_decay)
                 m.lerp_(p.grad, 1 - b1)  # m ← β₁ m + (1 − β₁) g
                 v.mul_(b2).addcmul_(p.grad, p.grad, value=1 - b2)  # v ← β₂ v + (1 − β₂) g²
                 denom = (v.sqrt() / (1 - b2**t) ** 0.5).add_(self.eps)
@@ -146,6 +155,68 @@ def _trim(rows: Any) -> Any:
     return rows[:, : int(real.max()) + 1 if len(real) else 1]
 
 
+def fit(
+    model: Any,
+    batch: Callable[[Any], Any],
+    loss: Callable[[Any, Any], Any],
+    steps: int = 300,
+    lr: float = 5e-3,
+    warmup: int = 30,
+    weight_decay: float = 0.0,
+    seed: int = 0,
+    progress: bool = True,
+    threads: int | None = 1,
+    callback: Callable[[int, float], None] | None = None,
+) -> TrainingLog:
+    """The course's one training loop: any model, any batches, any loss, deterministically.
+
+    Introduced in chapter 7; chapters 8–10 train their models with it too.
+
+    Args:
+        model: a ``torch.nn.Module``; put in training mode while it trains, eval mode after.
+        batch: ``batch(gen)`` draws one training batch (anything ``loss`` accepts) using the
+            ``torch.Generator`` ``gen``, seeded by ``seed`` — the only source of randomness.
+        loss: ``loss(model, batch)`` → a scalar tensor to minimise.
+        steps, lr, warmup: :class:`Adam` at rate ``lr · min(1, (i + 1) / warmup) · (1 + cos(π i /
+            steps)) / 2`` at step ``i`` (linear warm-up, cosine decay).
+        weight_decay: AdamW's decoupled weight decay (0: plain Adam).
+        threads: torch threads while training (see :func:`torch_threads`; ``None`` keeps torch's
+            setting, e.g. for a larger model on an idle machine).
+        callback: ``callback(step, loss)`` after every step (``step`` counts from 1), e.g. to
+            record attention maps at checkpoints; the model is in training mode when called.
+
+    Returns:
+        :class:`TrainingLog`: the loss after every step ``(steps,)`` and the wall time.
+    """
+    import time
+
+    import torch
+
+    if steps < 1 or lr <= 0 or warmup < 1:
+        raise ValueError(f"need steps ≥ 1, lr > 0, warmup ≥ 1; got {steps}, {lr}, {warmup}")
+    torch.manual_seed(seed)
+    gen = torch.Generator().manual_seed(seed)
+    opt = Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
+    bar = Progress(steps) if progress else None
+    losses = np.empty(steps)
+    model.train()
+    with torch_threads(threads):
+        start = time.perf_counter()
+        for step in range(steps):
+            value = loss(model, batch(gen))
+            opt.zero_grad()
+            value.backward()
+            opt.step(lr * min(1.0, (step + 1) / warmup) * 0.5 * (1 + np.cos(np.pi * step / steps)))
+            losses[step] = value.item()
+            if bar is not None:
+                bar.update(step + 1, losses[step])
+            if callback is not None:
+                callback(step + 1, losses[step])
+        seconds = time.perf_counter() - start
+    model.eval()
+    return TrainingLog(losses, seconds)
+
+
 def train(
     model: Any,
     task: SequenceTask,
@@ -157,48 +228,31 @@ def train(
     progress: bool = True,
     threads: int | None = 1,
 ) -> TrainingLog:
-    """Train a :class:`~course_attention.modules.Seq2SeqTransformer` on ``task``, deterministically.
+    """Train a :class:`~course_attention.modules.Seq2SeqTransformer` on ``task`` with :func:`fit`.
 
-    Teacher forcing: the decoder reads ``tgt[:, :-1]`` and is scored on ``tgt[:, 1:]``
-    (cross-entropy, padding ignored). :class:`Adam` with a linear warm-up over ``warmup`` steps
-    and a cosine decay (the rate at step ``i`` is ``lr · min(1, (i + 1) / warmup) · (1 + cos(π i /
-    steps)) / 2``, as ``LambdaLR`` would apply it); batches are
-    drawn from the training set with a generator seeded by ``seed``; the columns that hold only
-    padding in a batch are dropped (the loss ignores padding, so the result is the same, sooner).
-    ``threads``: torch threads while training (see :func:`torch_threads`; ``None`` keeps torch's
-    setting, e.g. for a larger model on an idle machine).
+    Introduced in chapter 7. Teacher forcing: the decoder reads ``tgt[:, :-1]`` and is scored on
+    ``tgt[:, 1:]`` (cross-entropy, padding ignored). Each batch holds ``batch_size`` rows drawn
+    from the training set; the columns that hold only padding in a batch are dropped (the loss
+    ignores padding, so the result is the same, sooner).
     """
-    import time
-
     import torch
 
-    if steps < 1 or batch_size < 1 or lr <= 0:
-        raise ValueError(f"need steps ≥ 1, batch_size ≥ 1, lr > 0; got {steps}, {batch_size}, {lr}")
-    torch.manual_seed(seed)
-    gen = torch.Generator().manual_seed(seed)
+    if batch_size < 1:
+        raise ValueError(f"need batch_size ≥ 1; got {batch_size}")
     src, tgt = torch.from_numpy(task.train_src), torch.from_numpy(task.train_tgt)
-    opt = Adam(model.parameters(), lr=lr)
-    bar = Progress(steps) if progress else None
-    losses = np.empty(steps)
-    model.train()
-    with torch_threads(threads):
-        start = time.perf_counter()
-        for step in range(steps):
-            idx = torch.randint(0, len(src), (batch_size,), generator=gen)
-            s, t = _trim(src[idx]), _trim(tgt[idx])  # drop columns that are padding in every row
-            logits = model(s, t[:, :-1])  # (batch, seq_t, vocab)
-            loss = torch.nn.functional.cross_entropy(
-                logits.reshape(-1, logits.shape[-1]), t[:, 1:].reshape(-1), ignore_index=PAD_ID
-            )
-            opt.zero_grad()
-            loss.backward()
-            opt.step(lr * min(1.0, (step + 1) / warmup) * 0.5 * (1 + np.cos(np.pi * step / steps)))
-            losses[step] = loss.item()
-            if bar is not None:
-                bar.update(step + 1, losses[step])
-        seconds = time.perf_counter() - start
-    model.eval()
-    return TrainingLog(losses, seconds)
+
+    def draw(gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        idx = torch.randint(0, len(src), (batch_size,), generator=gen)
+        return _trim(src[idx]), _trim(tgt[idx])  # drop columns that are padding in every row
+
+    def teacher_forced_loss(model: Any, pair: tuple[torch.Tensor, torch.Tensor]) -> Any:
+        s, t = pair
+        logits = model(s, t[:, :-1])  # (batch, seq_t, vocab)
+        return torch.nn.functional.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]), t[:, 1:].reshape(-1), ignore_index=PAD_ID
+        )
+
+    return fit(model, draw, teacher_forced_loss, steps, lr, warmup, 0.0, seed, progress, threads)
 
 
 def _correct(model: Any, src: np.ndarray, tgt: np.ndarray) -> np.ndarray:
@@ -222,7 +276,8 @@ def _correct(model: Any, src: np.ndarray, tgt: np.ndarray) -> np.ndarray:
 def sequence_accuracy(model: Any, src: np.ndarray, tgt: np.ndarray) -> float:
     """Share of rows whose greedy decoding equals the target exactly (up to EOS_ID).
 
-    ``src`` ``(n, seq_s)`` and ``tgt`` ``(n, seq_t)`` as in :class:`SequenceTask`.
+    ``src`` ``(n, seq_s)`` and ``tgt`` ``(n, seq_t)`` as in
+    :class:`~course_attention.tasks.SequenceTask`.
     """
     return float(_correct(model, src, tgt).mean())
 
@@ -231,8 +286,8 @@ def accuracy_by_length(model: Any, src: np.ndarray, tgt: np.ndarray) -> dict[int
     """Exact-sequence accuracy of greedy decoding for each source length, ``{length: share}``.
 
     Introduced in chapter 7. ``src`` ``(n, seq_s)`` and ``tgt`` ``(n, seq_t)`` as in
-    :class:`SequenceTask`; the length of a row is its number of digits. One greedy decoding of
-    all rows; lengths in increasing order.
+    :class:`~course_attention.tasks.SequenceTask`; the length of a row is its number of digits.
+    One greedy decoding of all rows; lengths in increasing order.
     """
     correct = _correct(model, src, tgt)
     lengths = np.array([len(decode_digits(row)) for row in np.asarray(src)])

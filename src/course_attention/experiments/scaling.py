@@ -90,7 +90,7 @@ class ScalingStats:
     #: median over queries of the per-entry size of ∂L/∂q (see :func:`query_gradient`)
     grad_median: np.ndarray | None = None
     grad_mean: np.ndarray | None = None  #: mean over queries of the same per-entry size
-    #: share of queries whose per-entry gradient is below :data:`SMALL_GRADIENT`
+    #: share of queries whose per-entry gradient is below ``SMALL_GRADIENT``
     grad_small: np.ndarray | None = None
 
 
