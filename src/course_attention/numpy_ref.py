@@ -23,6 +23,10 @@ __all__ = [
     "layer_norm",
     "feed_forward",
     "sinusoidal_positions",
+    "rotary_frequencies",
+    "rotary",
+    "alibi_slopes",
+    "alibi_bias",
 ]
 
 
@@ -333,3 +337,102 @@ def sinusoidal_positions(seq_len: int, d_model: int, base: float = 10000.0) -> n
     table[:, 0::2] = np.sin(pos * freq)
     table[:, 1::2] = np.cos(pos * freq)
     return table
+
+
+def rotary_frequencies(d: int, base: float = 10000.0) -> np.ndarray:
+    """The rotation speeds of rotary positions: ``θ_i = base^(-2i/d)`` for ``i = 0 … d/2 - 1``.
+
+    Introduced in chapter 10 (positions). The same speeds as :func:`sinusoidal_positions`: pair
+    ``i`` turns by ``θ_i`` radians per position. Returns ``(d / 2,)``.
+    """
+    if not isinstance(d, (int, np.integer)) or d < 2 or d % 2:
+        raise ValueError(
+            f"rotary positions rotate pairs of features: need an even d ≥ 2; got d={d}"
+        )
+    if not base > 1:
+        raise ValueError(f"base must be > 1; got base={base}")
+    return base ** (-np.arange(0, d, 2) / d)
+
+
+def rotary(
+    x: ArrayLike,
+    positions: ArrayLike | None = None,
+    base: float = 10000.0,
+    pairs: str = "interleaved",
+) -> np.ndarray:
+    """Rotary positions (RoPE): rotate each pair of features by ``position · θ_i``.
+
+    Introduced in chapter 10 (positions). Applied to queries and keys *after* their projections,
+    so that ``rotary(q, m) · rotary(k, n)`` depends on ``m - n`` only (and on q and k).
+
+    Args:
+        x: ``(..., seq, d)`` with an even ``d``, e.g. queries ``(batch, heads, seq, d_head)``.
+        positions: ``(seq,)`` the position of each row; default ``0 … seq - 1``.
+        base: the slowest pair turns once every ``2π · base`` positions.
+        pairs: which features form a pair. ``"interleaved"`` (the default, as in the RoFormer
+            paper): features ``(2i, 2i + 1)``. ``"halves"`` (GPT-NeoX-style code, e.g. Hugging
+            Face's ``rotate_half``): features ``(i, i + d/2)``. Both give the same scores up to a
+            fixed permutation of the features.
+
+    Returns:
+        ``(..., seq, d)``: every pair ``(a, b)`` at position ``p`` becomes
+        ``(a cos pθ_i − b sin pθ_i, a sin pθ_i + b cos pθ_i)``; lengths are unchanged.
+    """
+    x = _as_float("x", x)
+    if x.ndim < 2:
+        raise ValueError(f"x must have shape (..., seq, d); got shape {x.shape}")
+    seq, d = x.shape[-2:]
+    theta = rotary_frequencies(d, base)  # (d/2,)
+    pos = np.arange(seq) if positions is None else np.asarray(positions, dtype=float)
+    if pos.shape != (seq,):
+        raise ValueError(f"positions must have shape (seq,) = ({seq},); got {pos.shape}")
+    angle = pos[:, None] * theta  # (seq, d/2)
+    cos, sin = np.cos(angle), np.sin(angle)
+    if pairs == "interleaved":
+        a, b = x[..., 0::2], x[..., 1::2]  # (..., seq, d/2) each
+    elif pairs == "halves":
+        a, b = x[..., : d // 2], x[..., d // 2 :]
+    else:
+        raise ValueError(f"pairs must be 'interleaved' or 'halves'; got {pairs!r}")
+    ra, rb = a * cos - b * sin, a * sin + b * cos
+    out = np.empty_like(x)
+    if pairs == "interleaved":
+        out[..., 0::2], out[..., 1::2] = ra, rb
+    else:
+        out[..., : d // 2], out[..., d // 2 :] = ra, rb
+    return out
+
+
+def alibi_slopes(n_heads: int) -> np.ndarray:
+    """ALiBi's head slopes ``2^(-8h/n_heads)`` for ``h = 1 … n_heads``, ``(n_heads,)``.
+
+    Introduced in chapter 10 (positions): the geometric sequence of Press et al. (2022) for a
+    number of heads that is a power of two (1/2, 1/4, … 1/256 for 8 heads).
+    """
+    if not isinstance(n_heads, (int, np.integer)) or n_heads < 1:
+        raise ValueError(f"n_heads must be a positive integer; got n_heads={n_heads}")
+    return 2.0 ** (-8.0 * np.arange(1, n_heads + 1) / n_heads)
+
+
+def alibi_bias(n_heads: int, seq_q: int, seq_k: int | None = None) -> np.ndarray:
+    """ALiBi's linear bias ``-slope_h · (i - j)`` added to the scores of query ``i``, key ``j``.
+
+    Introduced in chapter 10 (positions). No position vectors at all: a head penalises each key
+    in proportion to its distance behind the query. Keys after the query (``j > i``) get
+    ``-inf``: ALiBi is used with a causal mask. Returns ``(n_heads, seq_q, seq_k)``; add it to
+    scores ``(batch, heads, seq_q, seq_k)`` before the softmax.
+    """
+    seq_k = seq_q if seq_k is None else seq_k
+    if seq_q < 1 or seq_k < 1:
+        raise ValueError(f"sequence lengths must be positive; got seq_q={seq_q}, seq_k={seq_k}")
+    distance = np.arange(seq_q)[:, None] - np.arange(seq_k)[None, :]  # (seq_q, seq_k): i - j
+    bias = -alibi_slopes(n_heads)[:, None, None] * distance  # (heads, seq_q, seq_k)
+    return np.where(distance >= 0, bias, -np.inf)
+
+
+# Chapter 11 (efficient attention) lives in its own modules; re-exported here by name.
+from .efficient import flash_attention, online_softmax  # noqa: E402
+from .grouped_query import grouped_query_attention  # noqa: E402
+from .sliding_window import sliding_window_mask  # noqa: E402
+
+__all__ += ["online_softmax", "flash_attention", "grouped_query_attention", "sliding_window_mask"]

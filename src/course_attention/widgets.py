@@ -385,3 +385,187 @@ def decoding_explorer(
         return viz.decoding_figure(steps, step - 1, title=title)
 
     return Explorer(controls, make_figure)
+
+
+# --- chapter 11: efficient attention --------------------------------------------------------
+
+
+@_explorer
+def tiling_explorer(seq_len: int = 16, block_size: int = 4, progress: float = 25.0) -> Explorer:
+    """Step through the tiled (FlashAttention-style) pass of one head.
+
+    Introduced in chapter 11. Controls: ``seq_len`` (queries = keys), ``block_size`` (the tile's
+    rows and columns) and ``progress``, the share of the tiles done (%). The figure is
+    :func:`course_attention.viz.tiling_figure`: the one tile of scores held now, and how far
+    each query's running output still is from its final value.
+    """
+    controls = {
+        "seq_len": w.IntSlider(
+            value=seq_len,
+            min=8,
+            max=32,
+            step=4,
+            description="sequence length T",
+            continuous_update=False,
+            style={"description_width": "initial"},
+        ),
+        "block_size": w.Dropdown(options=[2, 3, 4, 8], value=block_size, description="block"),
+        "progress": w.FloatSlider(
+            value=progress,
+            min=0.0,
+            max=100.0,
+            step=1.0,
+            description="tiles done (%)",
+            continuous_update=True,
+            readout_format=".0f",
+            style={"description_width": "initial"},
+        ),
+    }
+
+    def make_figure(seq_len: int, block_size: int, progress: float) -> go.Figure:
+        n_tiles = (-(-seq_len // block_size)) ** 2
+        step = max(1, round(progress / 100 * n_tiles))
+        return viz.tiling_figure(
+            seq_len, block_size, step, title=f"T = {seq_len}, block {block_size}: tile {step} of "
+            f"{n_tiles}"
+        )
+
+    return Explorer(controls, make_figure)
+
+
+# --- chapter 9: induction heads ------------------------------------------------------------
+
+
+@_explorer
+def induction_explorer(
+    layer: int = 1, head: int = 0, checkpoint: int = -1, run: Any = None
+) -> Explorer:
+    """Any head of the chapter-9 model on one sequence, at any training checkpoint.
+
+    Introduced in chapter 9. Controls: ``layer``, ``head`` and ``checkpoint`` (the training
+    step). ``run`` is a :class:`course_attention.induction.InductionRun` (pass the chapter's);
+    the default is a 20-step run, too short to learn anything, so that the explorer works alone.
+    """
+    from . import induction
+
+    if run is None:
+        run = induction.train_induction(steps=20, every=10, eval_size=2, progress=False)
+    maps = run.example.astype(float)  # (checkpoints, layers, heads, seq, seq)
+    n_ckpt, n_layers, n_heads = maps.shape[:3]
+    labels = induction.position_labels(run.eval_batch.tokens[0])
+    controls = {
+        "layer": w.Dropdown(options=list(range(n_layers)), value=layer, description="layer"),
+        "head": w.IntSlider(value=head, min=0, max=n_heads - 1, description="head"),
+        "checkpoint": w.SelectionSlider(
+            options=[(str(int(s)), i) for i, s in enumerate(run.steps)],
+            value=checkpoint % n_ckpt,
+            description="training step",
+        ),
+    }
+
+    def make_figure(layer: int, head: int, checkpoint: int) -> go.Figure:
+        title = f"layer {layer}, head {head}, after {int(run.steps[checkpoint])} steps"
+        return viz.attention_heatmap(maps[checkpoint, layer, head], labels, title=title)
+
+    return Explorer(controls, make_figure)
+
+
+# --- chapter 10: positions ------------------------------------------------------------------
+
+
+@_explorer
+def rope_explorer(offset: int = 8, d: int = 64, base: float = 10000.0) -> Explorer:
+    """Move the offset ``m − n`` between a rotated query and key; change the width and the base.
+
+    Introduced in chapter 10. Controls: ``offset`` (0 … 64), ``d`` (16, 32, 64 or 128 features)
+    and ``base`` (100, 1000 or 10000). The figure is
+    :func:`course_attention.viz.rope_offset_figure`: how much of each pair survives at this
+    offset, and the score of a vector with itself at every offset.
+    """
+    max_offset, widths, bases = 64, [16, 32, 64, 128], [100.0, 1000.0, 10000.0]
+    if d not in widths or base not in bases or not 0 <= offset <= max_offset:
+        raise ValueError(
+            f"need offset in 0 … {max_offset}, d in {widths}, base in {bases}; "
+            f"got {offset}, {d}, {base}"
+        )
+    controls = {
+        "offset": w.IntSlider(
+            value=offset, min=0, max=max_offset, description="offset m − n",
+            continuous_update=True,
+        ),
+        "d": w.Dropdown(options=widths, value=d, description="d (features)"),
+        "base": w.Dropdown(options=bases, value=base, description="base"),
+    }
+
+    def make_figure(offset: int, d: int, base: float) -> go.Figure:
+        title = f"offset {offset}, d = {d}, base = {base:g}"
+        return viz.rope_offset_figure(offset, d, base, max_offset, title=title)
+
+    return Explorer(controls, make_figure)
+
+
+# --- chapter 8: a GPT you train yourself ------------------------------------------------------
+
+
+def _gpt_model(seed: int = 0) -> Any:
+    """Chapter 8's model, untrained and seeded without touching the global torch RNG."""
+    import torch
+
+    from . import gpt
+
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        model = gpt.GPT(gpt.CHAPTER_CONFIG)
+    return model.eval()
+
+
+@_explorer
+def gpt_explorer(
+    prompt: str = "def ",
+    temperature: float = 0.8,
+    model: Any = None,
+    n_new: int = 40,
+    top_k: int | None = None,
+    seed: int = 0,
+) -> Explorer:
+    """Type a prompt; see the next-character distribution and a sampled continuation.
+
+    Introduced in chapter 8. Controls: ``prompt`` (a text box) and ``temperature``. ``model`` is
+    a :class:`course_attention.gpt.GPT` on :mod:`course_attention.corpus`'s characters; the
+    default is the chapter's model *untrained* (seeded), so pass the trained one. The bars show
+    the 12 most likely next characters; the text is ``n_new`` characters sampled with ``seed``
+    (fewer when the context would overflow). A character outside the vocabulary, an empty box or
+    a prompt longer than the context shows a message instead of a figure.
+    """
+    import numpy as np
+
+    from . import corpus, gpt, sampling
+
+    model = _gpt_model() if model is None else model
+    context = model.config.context
+    controls = {
+        "prompt": w.Text(value=prompt, description="prompt", continuous_update=False),
+        "temperature": _slider("temperature", temperature, 0.1, 2.0, 0.05),
+    }
+
+    def make_figure(prompt: str, temperature: float) -> go.Figure:
+        try:
+            if not prompt:
+                raise ValueError("type at least one character")
+            ids = corpus.encode(prompt, strict=True)
+            if len(ids) > context:
+                raise ValueError(
+                    f"the prompt has {len(ids)} characters; this model reads at most {context}"
+                )
+        except ValueError as error:
+            return viz.message_figure(str(error))
+        n = min(n_new, context - len(ids) + 1)
+        choose = sampling.sampler(temperature, top_k=top_k, seed=seed)
+        run = gpt.generate(model, ids, n, choose=choose)
+        probs = sampling.next_token_probabilities(run.logits[0], temperature, top_k)
+        shown = [int(i) for i in np.argsort(-probs, kind="stable")[:12]]
+        title = f"temperature {temperature:.2f}: the next character, and {n} sampled"
+        sample = corpus.decode(run.tokens)
+        return viz.next_char_figure(probs, shown, corpus.VOCAB, prompt, sample, title=title)
+
+    return Explorer(controls, make_figure)

@@ -15,6 +15,10 @@ from . import (  # noqa: F401 - importing a chapter module registers its exercis
     ch05_multi_head,
     ch06_transformer_block,
     ch07_encoder_decoder,
+    ch08_decoder_only,
+    ch09_induction_heads,
+    ch10_positions,
+    ch11_efficient_attention,
 )
 from .core import EXERCISES, Exercise, Mistake, check, evaluate
 

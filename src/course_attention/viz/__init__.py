@@ -6,14 +6,22 @@ a module of their own and are re-exported here, so chapters just call ``viz.<fig
 
 from .core import *  # noqa: F403
 from .core import __all__ as _core
+from .decoder_only import *  # noqa: F403
+from .decoder_only import __all__ as _decoder_only
+from .efficient import *  # noqa: F403
+from .efficient import __all__ as _efficient
 from .encoder_decoder import *  # noqa: F403
 from .encoder_decoder import __all__ as _encoder_decoder
+from .induction import *  # noqa: F403
+from .induction import __all__ as _induction
 from .lookup import *  # noqa: F403
 from .lookup import __all__ as _lookup
 from .masking import *  # noqa: F403
 from .masking import __all__ as _masking
 from .multi_head import *  # noqa: F403
 from .multi_head import __all__ as _multi_head
+from .positions import *  # noqa: F403
+from .positions import __all__ as _positions
 from .scaling import *  # noqa: F403
 from .scaling import __all__ as _scaling
 from .self_attention import *  # noqa: F403
@@ -30,4 +38,8 @@ __all__ = [
     *_multi_head,
     *_transformer_block,
     *_encoder_decoder,
+    *_decoder_only,
+    *_efficient,
+    *_induction,
+    *_positions,
 ]

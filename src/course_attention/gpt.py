@@ -1,0 +1,470 @@
+"""A small decoder-only language model (a GPT) and its key–value cache (chapter 8).
+
+Introduced in chapter 8 (a GPT you train yourself). Built from the course's own pieces: each
+:class:`Block` is pre-norm, ``x + attn(norm1(x))`` with the causal
+:class:`~course_attention.modules.MultiHeadAttention` of chapter 5, then
+``x + ff(norm2(x))`` with chapter 6's :class:`~course_attention.modules.FeedForward`. A final layer
+norm, then the output layer. The output layer has its own matrix by default (*untied*);
+``tied=True`` reuses the token embedding instead, so the vector that embeds character ``c`` also
+scores ``c`` as the next character (Press and Wolf, 2017). Tying saves ``vocab · d_model``
+parameters, which matters for a vocabulary of 50,000 words and hardly for 96 characters; in this
+course's short training the untied model learns faster (``benchmarks/train_gpt.py`` measures it).
+
+The :class:`KVCache` keeps every layer's keys and values ``(batch, heads, context, d_head)`` so that
+generating one more token costs one position's work instead of the whole prefix's.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from .modules import FeedForward, MultiHeadAttention
+
+__all__ = [
+    "GPTConfig",
+    "CHAPTER_CONFIG",
+    "CHAPTER_TRAINING",
+    "Block",
+    "GPT",
+    "KVCache",
+    "Generation",
+    "generate",
+    "prefix_work",
+    "cache_bytes",
+    "window_batches",
+    "next_token_loss",
+    "validation_loss",
+    "train_gpt",
+    "time_generation",
+]
+
+
+@dataclass(frozen=True)
+class GPTConfig:
+    """The shape of a :class:`GPT`: vocabulary, context length, width, heads, layers.
+
+    ``d_ff`` defaults to ``4 · d_model``; ``tied`` shares the embedding with the output layer.
+    """
+
+    vocab_size: int = 96
+    context: int = 64
+    d_model: int = 64
+    n_heads: int = 4
+    n_layers: int = 2
+    d_ff: int | None = None
+    tied: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("vocab_size", "context", "d_model", "n_heads", "n_layers"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be ≥ 1; got {getattr(self, name)}")
+        if self.d_model % self.n_heads:
+            raise ValueError(f"d_model={self.d_model} must be a multiple of n_heads={self.n_heads}")
+
+
+#: The model of chapter 8: 2 layers, width 64, 4 heads, 48 characters of context (≈ 115,000
+#: parameters).
+CHAPTER_CONFIG = GPTConfig(vocab_size=96, context=48, d_model=64, n_heads=4, n_layers=2)
+#: How chapter 8 trains it with :func:`train_gpt`: seconds on a 2-core CPU.
+CHAPTER_TRAINING: dict[str, Any] = {"steps": 700, "batch_size": 32, "lr": 6e-3}
+
+
+class Block(torch.nn.Module):
+    """One pre-norm decoder block: ``x + attn(norm1(x))``, then ``x + ff(norm2(x))``.
+
+    Introduced in chapter 8. Causal self-attention only (no cross-attention: there is no
+    encoder). Input and output ``(batch, seq, d_model)``.
+    """
+
+    def __init__(self, d_model: int, n_heads: int, d_ff: int):
+        super().__init__()
+        self.norm1, self.norm2 = torch.nn.LayerNorm(d_model), torch.nn.LayerNorm(d_model)
+        self.attn = MultiHeadAttention(d_model, n_heads)
+        self.ff = FeedForward(d_model, d_ff)
+
+    def forward(self, x: torch.Tensor, need_weights: bool = False) -> tuple[torch.Tensor, Any]:
+        """``(batch, seq, d_model)`` → the same shape, and the weights ``(batch, heads, seq,
+        seq)`` when asked (else ``None``)."""
+        out, weights = self.attn(self.norm1(x), causal=True, need_weights=need_weights)
+        x = x + out
+        return x + self.ff(self.norm2(x)), weights
+
+    def step(self, x: torch.Tensor, cache: KVCache, layer: int) -> torch.Tensor:
+        """The block for ``n`` new positions ``(batch, n, d_model)`` that attend to the cache.
+
+        The new keys and values are written into ``cache`` at positions ``cache.length … +n``;
+        the new queries attend to everything cached so far and to themselves, causally. Same
+        projections as :meth:`forward` (the attention module's ``W_q, W_k, W_v, W_o``).
+        """
+        attn = self.attn
+        h = self.norm1(x)
+        Q, K, V = attn._split(attn.W_q(h)), attn._split(attn.W_k(h)), attn._split(attn.W_v(h))
+        K_all, V_all = cache.write(layer, K, V)  # (batch, heads, length + n, d_head)
+        n, total = x.shape[1], K_all.shape[2]
+        # new query i sits at position total - n + i: it may see keys 0 … total - n + i
+        mask = None
+        if n > 1:
+            mask = torch.ones(n, total, dtype=torch.bool, device=x.device).tril(total - n)
+        out = torch.nn.functional.scaled_dot_product_attention(Q, K_all, V_all, attn_mask=mask)
+        out = attn.W_o(out.transpose(1, 2).reshape(x.shape[0], n, attn.d_model))
+        x = x + out
+        return x + self.ff(self.norm2(x))
+
+
+class KVCache:
+    """Keys and values of every layer, kept between generation steps (chapter 8).
+
+    Introduced in chapter 8. ``keys[l]`` and ``values[l]`` are ``(batch, heads, context,
+    d_head)`` buffers; the first ``length`` positions are filled. ``tokens`` holds the
+    ids the cache has seen ``(batch, length)``, so reusing it for a different prompt is caught.
+    """
+
+    def __init__(self, config: GPTConfig, batch: int = 1, dtype: torch.dtype = torch.float32):
+        if batch < 1:
+            raise ValueError(f"batch must be ≥ 1; got {batch}")
+        d_head = config.d_model // config.n_heads
+        shape = (batch, config.n_heads, config.context, d_head)
+        self.config, self.batch = config, batch
+        self.keys = [torch.zeros(shape, dtype=dtype) for _ in range(config.n_layers)]
+        self.values = [torch.zeros(shape, dtype=dtype) for _ in range(config.n_layers)]
+        self.length = 0
+        self.tokens = torch.zeros(batch, 0, dtype=torch.long)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the *filled* part holds: ``2 · layers · length · d_model · bytes`` per sequence,
+        times the batch."""
+        per = self.keys[0].element_size() * self.config.d_model * self.length
+        return 2 * self.config.n_layers * per * self.batch
+
+    def write(
+        self, layer: int, K: torch.Tensor, V: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Store ``n`` new keys and values ``(batch, heads, n, d_head)`` of ``layer`` after the
+        cached ones; return all of them ``(batch, heads, length + n, d_head)``.
+
+        ``length`` itself advances in :meth:`GPT.step`, once every layer has written.
+        """
+        end = self.length + K.shape[2]
+        self.keys[layer][:, :, self.length : end] = K
+        self.values[layer][:, :, self.length : end] = V
+        return self.keys[layer][:, :, :end], self.values[layer][:, :, :end]
+
+    def reset(self) -> None:
+        """Forget everything (the buffers are kept): ready for a new prompt."""
+        self.length = 0
+        self.tokens = self.tokens[:, :0]
+
+
+class GPT(torch.nn.Module):
+    """A decoder-only Transformer language model (chapter 8).
+
+    Introduced in chapter 8. Token embedding plus a learned position embedding (one vector per
+    position ``0 … context − 1``), ``n_layers`` pre-norm :class:`Block` layers, a final layer
+    norm and the output layer (its own matrix, or the token embedding when ``config.tied``).
+    ``forward(tokens (batch, seq)) → logits (batch, seq, vocab)``; position ``t`` predicts token
+    ``t + 1``.
+    """
+
+    def __init__(self, config: GPTConfig):
+        super().__init__()
+        self.config = config
+        d_ff = 4 * config.d_model if config.d_ff is None else config.d_ff
+        self.tok_embed = torch.nn.Embedding(config.vocab_size, config.d_model)
+        self.pos_embed = torch.nn.Embedding(config.context, config.d_model)
+        for embed in (self.tok_embed, self.pos_embed):
+            torch.nn.init.normal_(embed.weight, std=0.02)
+        self.blocks = torch.nn.ModuleList(
+            Block(config.d_model, config.n_heads, d_ff) for _ in range(config.n_layers)
+        )
+        self.norm = torch.nn.LayerNorm(config.d_model)
+        self.out = None if config.tied else torch.nn.Linear(config.d_model, config.vocab_size)
+
+    def _check(self, tokens: torch.Tensor, start: int = 0) -> None:
+        if not isinstance(tokens, torch.Tensor) or tokens.dim() != 2 or tokens.is_floating_point():
+            shape = tuple(tokens.shape) if isinstance(tokens, torch.Tensor) else type(tokens)
+            raise ValueError(f"tokens must be an integer tensor (batch, seq); got {shape}")
+        if start + tokens.shape[1] > self.config.context:
+            raise ValueError(
+                f"{start + tokens.shape[1]} positions ({start} cached + {tokens.shape[1]} new) "
+                f"exceed the context of {self.config.context}: the model has no position "
+                f"embedding beyond {self.config.context - 1}"
+            )
+        if tokens.numel() and (tokens.min() < 0 or tokens.max() >= self.config.vocab_size):
+            raise ValueError(
+                f"token ids must lie in 0 … {self.config.vocab_size - 1}; got "
+                f"{int(tokens.min())} … {int(tokens.max())}"
+            )
+
+    def _embed(self, tokens: torch.Tensor, start: int) -> torch.Tensor:
+        positions = torch.arange(start, start + tokens.shape[1], device=tokens.device)
+        return self.tok_embed(tokens) + self.pos_embed(positions)  # (batch, seq, d_model)
+
+    def _logits(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.norm(x)
+        return x @ self.tok_embed.weight.T if self.out is None else self.out(x)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        """``tokens`` ``(batch, seq)`` → logits ``(batch, seq, vocab)``, all positions at once."""
+        self._check(tokens)
+        x = self._embed(tokens, 0)
+        for block in self.blocks:
+            x, _ = block(x)
+        return self._logits(x)
+
+    def attention(self, tokens: torch.Tensor) -> torch.Tensor:
+        """Every layer's attention weights ``(layers, batch, heads, seq, seq)``."""
+        self._check(tokens)
+        x, maps = self._embed(tokens, 0), []
+        with torch.no_grad():
+            for block in self.blocks:
+                x, w = block(x, need_weights=True)
+                maps.append(w)
+        return torch.stack(maps)
+
+    def new_cache(self, batch: int = 1) -> KVCache:
+        """An empty :class:`KVCache` with this model's shape and dtype."""
+        return KVCache(self.config, batch, dtype=self.tok_embed.weight.dtype)
+
+    def step(
+        self, tokens: torch.Tensor, cache: KVCache, position: int | None = None
+    ) -> torch.Tensor:
+        """Run only the ``n`` new tokens ``(batch, n)``, reading the rest from ``cache``.
+
+        Returns logits ``(batch, n, vocab)`` equal to ``forward(all tokens)[:, -n:]``. The new
+        tokens sit at positions ``cache.length … cache.length + n − 1``; ``position``, if given,
+        must say the same (a cache whose positions are not advanced is the classic bug).
+        """
+        if cache.config != self.config or cache.keys[0].dtype != self.tok_embed.weight.dtype:
+            raise ValueError("the cache was made for another model (config or dtype differ)")
+        if position is not None and position != cache.length:
+            raise ValueError(
+                f"position {position} given, but the cache already holds {cache.length} "
+                f"positions: the next token's position is {cache.length}"
+            )
+        self._check(tokens, cache.length)
+        if tokens.shape[0] != cache.batch:
+            raise ValueError(f"tokens have batch {tokens.shape[0]}, the cache {cache.batch}")
+        x = self._embed(tokens, cache.length)
+        for layer, block in enumerate(self.blocks):
+            x = block.step(x, cache, layer)
+        cache.length += tokens.shape[1]
+        cache.tokens = torch.cat([cache.tokens, tokens], dim=1)
+        return self._logits(x)
+
+
+def prefix_work(prompt_len: int, n_new: int, cached: bool) -> int:
+    """Token positions pushed through the model to generate ``n_new`` tokens (chapter 8).
+
+    Without a cache, step ``i`` reruns the whole sequence so far, ``prompt_len + i`` positions:
+    ``Σ_{i<n_new} (prompt_len + i)``. With one, the prompt runs once and each later step runs
+    one position: ``prompt_len + n_new − 1``.
+    """
+    if prompt_len < 1 or n_new < 1:
+        raise ValueError(f"need prompt_len ≥ 1 and n_new ≥ 1; got {prompt_len}, {n_new}")
+    if cached:
+        return prompt_len + n_new - 1
+    return n_new * prompt_len + n_new * (n_new - 1) // 2
+
+
+def cache_bytes(n_layers: int, seq: int, d_model: int, bytes_per_number: int = 4) -> int:
+    """Memory of a full KV cache for one sequence: ``2 · layers · seq · d_model · bytes``.
+
+    Introduced in chapter 8. The 2 counts keys and values; all heads together are ``d_model``
+    wide.
+    """
+    for name, v in (("n_layers", n_layers), ("seq", seq), ("d_model", d_model)):
+        if v < 1:
+            raise ValueError(f"{name} must be ≥ 1; got {v}")
+    return 2 * n_layers * seq * d_model * bytes_per_number
+
+
+@dataclass
+class Generation:
+    """The result of :func:`generate`: new token ids ``(n_new,)`` and each step's logits
+    ``(n_new, vocab)`` (float64 numpy)."""
+
+    tokens: np.ndarray
+    logits: np.ndarray
+    seconds: float = 0.0
+    cache: KVCache | None = field(default=None, repr=False)
+
+
+@torch.no_grad()
+def generate(
+    model: GPT,
+    prompt: Sequence[int] | np.ndarray | torch.Tensor,
+    n_new: int,
+    choose: Callable[[np.ndarray], int] | None = None,
+    use_cache: bool = True,
+    cache: KVCache | None = None,
+) -> Generation:
+    """Generate ``n_new`` tokens after ``prompt`` ``(prompt_len,)``, one at a time.
+
+    Introduced in chapter 8. ``choose(logits (vocab,)) → id`` picks each token (default: greedy,
+    the argmax; see :mod:`course_attention.sampling` for temperature, top-k and top-p). With
+    ``use_cache`` the prompt runs once and every later step runs only the newest token through
+    :meth:`GPT.step`; without, every step reruns the whole sequence. A ``cache`` passed in must be
+    empty or hold a prefix of this prompt (reusing one across prompts is an error).
+    """
+    ids = torch.as_tensor(np.asarray(prompt), dtype=torch.long).reshape(1, -1)  # (1, prompt_len)
+    context = model.config.context
+    if ids.shape[1] < 1 or n_new < 1:
+        raise ValueError(f"need a prompt of ≥ 1 token and n_new ≥ 1; got {ids.shape[1]}, {n_new}")
+    if ids.shape[1] + n_new - 1 > context:
+        raise ValueError(
+            f"a prompt of {ids.shape[1]} tokens plus {n_new} new ones needs "
+            f"{ids.shape[1] + n_new - 1} positions, more than the context of {context}: shorten "
+            f"the prompt to at most {context - n_new + 1} tokens or ask for fewer"
+        )
+    choose = (lambda z: int(np.argmax(z))) if choose is None else choose
+    if cache is not None:
+        if not use_cache:
+            raise ValueError("a cache was given but use_cache=False")
+        seen = cache.tokens[0]
+        if len(seen) > ids.shape[1] or not torch.equal(seen, ids[0, : len(seen)]):
+            raise ValueError(
+                f"the cache holds {cache.length} tokens of another prompt "
+                f"({seen[:12].tolist()} …): its keys and values belong to that text. Use a new "
+                "cache (model.new_cache()) or call cache.reset()"
+            )
+    elif use_cache:
+        cache = model.new_cache()
+    model.eval()
+    tokens, logits = [], []
+    start = time.perf_counter()
+    seq = ids
+    if use_cache:
+        z = model.step(ids[:, cache.length :], cache)[0, -1]  # the prompt (what is not cached yet)
+    else:
+        z = model(seq)[0, -1]  # (vocab,)
+    for i in range(n_new):
+        row = z.double().numpy()
+        nxt = choose(row)
+        tokens.append(nxt)
+        logits.append(row)
+        if i == n_new - 1:
+            break
+        new = torch.tensor([[nxt]])
+        if use_cache:
+            z = model.step(new, cache)[0, -1]  # one position's work
+        else:
+            seq = torch.cat([seq, new], dim=1)
+            z = model(seq)[0, -1]  # the whole prefix again
+    seconds = time.perf_counter() - start
+    return Generation(np.array(tokens), np.array(logits), seconds, cache)
+
+
+def window_batches(
+    ids: np.ndarray, context: int, batch_size: int
+) -> Callable[[torch.Generator], torch.Tensor]:
+    """A batch sampler for :func:`~course_attention.training.fit`: random windows of the text.
+
+    Each batch is ``(batch_size, context + 1)`` ids at random offsets of ``ids`` ``(n,)``:
+    the model reads the first ``context`` and is scored on the last ``context``.
+    """
+    data = torch.from_numpy(np.ascontiguousarray(ids, dtype=np.int64))
+    if len(data) <= context or batch_size < 1:
+        raise ValueError(
+            f"need more than context={context} ids and batch_size ≥ 1; got {len(data)} ids, "
+            f"batch_size={batch_size}"
+        )
+    offsets = torch.arange(context + 1)
+
+    def draw(gen: torch.Generator) -> torch.Tensor:
+        starts = torch.randint(0, len(data) - context, (batch_size, 1), generator=gen)
+        return data[starts + offsets]  # (batch_size, context + 1)
+
+    return draw
+
+
+def next_token_loss(model: GPT, batch: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy of predicting ``batch[:, 1:]`` from ``batch[:, :-1]`` (nats)."""
+    logits = model(batch[:, :-1])  # (batch, context, vocab)
+    return torch.nn.functional.cross_entropy(logits.flatten(0, 1), batch[:, 1:].reshape(-1))
+
+
+@torch.no_grad()
+def validation_loss(model: GPT, ids: np.ndarray, context: int | None = None) -> float:
+    """Cross-entropy in nats per character on ``ids`` ``(n,)``, every character scored once.
+
+    Introduced in chapter 8. The text is cut into windows of ``context + 1`` ids that overlap by
+    one, so each character after the first is predicted exactly once from up to ``context``
+    characters before it (fewer at the start of each window). Comparable with the bigram's loss.
+    """
+    context = model.config.context if context is None else context
+    data = torch.from_numpy(np.ascontiguousarray(ids, dtype=np.int64))
+    if len(data) < 2:
+        raise ValueError(f"need at least 2 ids; got {len(data)}")
+    n_win = (len(data) - 1) // context
+    model.eval()
+    total, count = 0.0, 0
+    if n_win:
+        rows = data[: n_win * context + 1]
+        windows = rows.unfold(0, context + 1, context)  # (n_win, context + 1)
+        for chunk in windows.split(256):
+            loss = next_token_loss(model, chunk)
+            total, count = total + loss.item() * chunk[:, 1:].numel(), count + chunk[:, 1:].numel()
+    rest = data[n_win * context :]
+    if len(rest) > 1:
+        loss = next_token_loss(model, rest[None])
+        total, count = total + loss.item() * (len(rest) - 1), count + len(rest) - 1
+    return total / count
+
+
+def train_gpt(
+    config: GPTConfig,
+    train_ids: np.ndarray,
+    steps: int,
+    batch_size: int = 32,
+    lr: float = 3e-3,
+    warmup: int = 30,
+    seed: int = 0,
+    progress: bool = True,
+) -> tuple[GPT, Any]:
+    """Build a :class:`GPT` with ``seed`` and train it with :func:`~course_attention.training.fit`.
+
+    Introduced in chapter 8. Returns ``(model, log)``; ``log.losses`` ``(steps,)``.
+    """
+    from .training import fit
+
+    torch.manual_seed(seed)
+    model = GPT(config)
+    draw = window_batches(train_ids, config.context, batch_size)
+    log = fit(model, draw, next_token_loss, steps, lr, warmup, 0.0, seed, progress)
+    return model, log
+
+
+def time_generation(
+    model: GPT, prompt: np.ndarray, n_new: int, repeat: int = 3
+) -> dict[str, float]:
+    """Tokens per second of greedy generation with and without the cache (best of ``repeat``).
+
+    Introduced in chapter 8. Returns ``{"cached": tok/s, "uncached": tok/s, "speedup": ratio,
+    "max_diff": largest |logit difference| between the two runs}``.
+    """
+    from .training import torch_threads
+
+    best: dict[bool, float] = {}
+    runs: dict[bool, Generation] = {}
+    with torch_threads(1):
+        for use_cache in (True, False):
+            for _ in range(repeat):
+                run = generate(model, prompt, n_new, use_cache=use_cache)
+                runs[use_cache] = run
+                best[use_cache] = min(best.get(use_cache, math.inf), run.seconds)
+    if not np.array_equal(runs[True].tokens, runs[False].tokens):
+        raise AssertionError("cached and uncached generation chose different tokens")
+    return {
+        "cached": n_new / best[True],
+        "uncached": n_new / best[False],
+        "speedup": best[False] / best[True],
+        "max_diff": float(np.abs(runs[True].logits - runs[False].logits).max()),
+    }

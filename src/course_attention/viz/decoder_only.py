@@ -1,0 +1,208 @@
+"""Figures of chapter 8 (a GPT you train yourself).
+
+Introduced in chapter 8: the training loss against the unigram and bigram baselines, the
+next-character distribution with a sample of text (a slider over temperature, precomputed frames),
+and the work a KV cache saves.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from numpy.typing import ArrayLike
+
+from .core import PALETTE, _layout, _rounded, curve, slider_figure
+
+__all__ = [
+    "char_label",
+    "sample_html",
+    "loss_baselines_figure",
+    "next_char_traces",
+    "next_char_figure",
+    "sampling_temperature_slider",
+    "message_figure",
+    "cache_work_figure",
+]
+
+_SHOWN_LINES = 6  # lines of sampled text a figure shows
+
+
+def char_label(ch: str) -> str:
+    """A visible label for one character: ``"⏎"`` for a newline, ``"␣"`` for a space."""
+    return {"\n": "⏎", " ": "␣"}.get(ch, ch)
+
+
+def sample_html(prompt: str, sample: str, max_lines: int = _SHOWN_LINES) -> str:
+    """Prompt (bold) and sample as plotly text: escaped, spaces kept, at most ``max_lines``."""
+
+    def lines(text: str) -> str:
+        return html.escape(text).replace(" ", "\u00a0").replace("\n", "<br>")
+
+    shown = (prompt + sample).split("\n")[-max_lines:]
+    cut = "\n".join(shown)
+    head = max(0, len(cut) - len(sample))  # how much of the prompt is still shown
+    return f"<b>{lines(cut[:head])}</b>{lines(cut[head:])}"
+
+
+def loss_baselines_figure(
+    losses: ArrayLike, baselines: dict[str, float], title: str | None = None
+) -> go.Figure:
+    """Training loss per step ``(steps,)`` with horizontal lines at ``baselines`` (nats)."""
+    loss = np.asarray(losses, dtype=float)
+    if loss.ndim != 1 or not len(loss):
+        raise ValueError(f"losses must have shape (steps,); got {loss.shape}")
+    steps = np.arange(1, len(loss) + 1)
+    fig = go.Figure(
+        curve(steps, loss, "training loss (one batch)", PALETTE[0], "step %{x}<br>%{y:.3f} nats")
+    )
+    fig.data[0].mode = "lines"
+    for i, (name, value) in enumerate(baselines.items()):
+        fig.add_trace(
+            go.Scatter(
+                x=[1, len(loss)],
+                y=[round(value, 4)] * 2,
+                mode="lines",
+                name=f"{name}: {value:.2f}",
+                line=dict(color=PALETTE[(i + 1) % len(PALETTE)], dash="dash"),
+                hovertemplate=f"{name}<br>%{{y:.3f}} nats<extra></extra>",
+            )
+        )
+    fig.update_xaxes(title="training step")
+    fig.update_yaxes(title="cross-entropy (nats per character)")
+    return _layout(fig, title, height=360)
+
+
+def _check_probs(probs: ArrayLike, shown: Sequence[int], vocab: str) -> np.ndarray:
+    p = np.asarray(probs, dtype=float)
+    if p.shape != (len(vocab),):
+        raise ValueError(f"probs must have shape (vocab={len(vocab)},); got {p.shape}")
+    if not len(shown) or min(shown) < 0 or max(shown) >= len(vocab):
+        raise ValueError(f"shown ids must be in 0 … {len(vocab) - 1}; got {list(shown)}")
+    return p
+
+
+def next_char_traces(
+    probs: ArrayLike, shown: Sequence[int], vocab: str, prompt: str, sample: str
+) -> tuple[go.Bar, go.Scatter]:
+    """Bars of P(next character) for the ``shown`` ids plus one bar for all the others, and the
+    prompt with a sampled continuation as text.
+
+    Introduced in chapter 8. ``probs`` ``(vocab,)``; ``vocab`` is the string of characters.
+    """
+    p = _check_probs(probs, shown, vocab)
+    values = [*p[list(shown)], max(0.0, 1.0 - p[list(shown)].sum())]
+    labels = [char_label(vocab[i]) for i in shown] + ["all others"]
+    bars = go.Bar(
+        x=labels,
+        y=_rounded(values),
+        marker_color=[PALETTE[0]] * len(shown) + [PALETTE[1]],
+        text=[f"{v:.2f}" for v in values],
+        textposition="outside",
+        hovertemplate="next %{x}<br>probability %{y:.3f}<extra></extra>",
+    )
+    text = go.Scatter(
+        x=[0.0],
+        y=[1.0],
+        mode="text",
+        text=[sample_html(prompt, sample)],
+        textposition="bottom right",
+        textfont=dict(family="monospace", size=13),
+        xaxis="x2",
+        yaxis="y2",
+        hoverinfo="skip",
+        showlegend=False,
+    )
+    return bars, text
+
+
+def _next_char_layout(fig: go.Figure, title: str | None, height: int) -> go.Figure:
+    fig.update_layout(
+        xaxis=dict(domain=[0.0, 1.0], title="next character", type="category"),
+        yaxis=dict(domain=[0.5, 1.0], range=[0, 1.15], title="probability"),
+        xaxis2=dict(domain=[0.0, 1.0], range=[0, 1], visible=False, anchor="y2"),
+        yaxis2=dict(domain=[0.0, 0.36], range=[0, 1], visible=False, anchor="x2"),
+        showlegend=False,
+    )
+    return _layout(fig, title, height=height)
+
+
+def next_char_figure(
+    probs: ArrayLike,
+    shown: Sequence[int],
+    vocab: str,
+    prompt: str,
+    sample: str,
+    title: str | None = None,
+) -> go.Figure:
+    """One setting of :func:`sampling_temperature_slider` (the live explorer redraws this)."""
+    fig = go.Figure(list(next_char_traces(probs, shown, vocab, prompt, sample)))
+    return _next_char_layout(fig, title, height=520)
+
+
+def sampling_temperature_slider(
+    temperatures: Sequence[float],
+    probs: ArrayLike,
+    samples: Sequence[str],
+    shown: Sequence[int],
+    vocab: str,
+    prompt: str,
+    title: str | None = None,
+    active: int = 0,
+) -> go.Figure:
+    """A slider over temperature: the next-character distribution and a sample at each.
+
+    Introduced in chapter 8. ``probs`` ``(n_temperatures, vocab)``; ``samples`` one text per
+    temperature. Precomputed frames: it works on the static website.
+    """
+    p = np.asarray(probs, dtype=float)
+    if p.shape != (len(temperatures), len(vocab)) or len(samples) != len(temperatures):
+        raise ValueError(
+            f"need probs ({len(temperatures)}, {len(vocab)}) and {len(temperatures)} samples; "
+            f"got {p.shape} and {len(samples)}"
+        )
+    index = {t: i for i, t in enumerate(temperatures)}
+    fig = slider_figure(
+        lambda t: next_char_traces(p[index[t]], shown, vocab, prompt, samples[index[t]]),
+        list(temperatures),
+        label="temperature",
+        active=active,
+        format_value=lambda t: f"{t:g}",
+        title=title,
+        height=560,
+    )
+    return _next_char_layout(fig, title, height=560)
+
+
+def message_figure(message: str, title: str = "cannot run this prompt") -> go.Figure:
+    """An empty figure that shows ``message`` (chapter 8: a prompt the model cannot read)."""
+    text = go.Scatter(
+        x=[0.5],
+        y=[0.5],
+        mode="text",
+        text=[html.escape(message)],
+        textfont=dict(size=14, color=PALETTE[5]),
+        hoverinfo="skip",
+    )
+    fig = go.Figure(text)
+    fig.update_xaxes(visible=False, range=[0, 1])
+    fig.update_yaxes(visible=False, range=[0, 1])
+    return _layout(fig, title, height=520)
+
+
+def cache_work_figure(
+    n_new: ArrayLike, uncached: ArrayLike, cached: ArrayLike, title: str | None = None
+) -> go.Figure:
+    """Positions run through the model to generate ``n_new`` tokens, with and without a cache."""
+    x = np.asarray(n_new, dtype=float)
+    fig = go.Figure(
+        [
+            curve(x, uncached, "no cache", PALETTE[5], "%{x} new tokens<br>%{y} positions"),
+            curve(x, cached, "KV cache", PALETTE[2], "%{x} new tokens<br>%{y} positions"),
+        ]
+    )
+    fig.update_xaxes(title="new tokens generated")
+    fig.update_yaxes(title="positions computed")
+    return _layout(fig, title, height=340)

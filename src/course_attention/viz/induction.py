@@ -1,0 +1,256 @@
+"""Figures of chapter 9 (induction heads).
+
+Introduced in chapter 9: the phase change (loss on repeated and other tokens against training
+steps), two heads side by side on one sequence, per-head scores, how far back layer 0's heads
+look, the ablation, and a slider over training checkpoints (precomputed frames).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from numpy.typing import ArrayLike
+
+from .core import PALETTE, _layout, _rounded, curve, heatmap_trace, slider_figure
+
+__all__ = [
+    "phase_change_figure",
+    "two_heads_figure",
+    "head_scores_figure",
+    "offset_profile_figure",
+    "ablation_figure",
+    "checkpoint_slider",
+]
+
+
+def phase_change_figure(
+    steps: ArrayLike,
+    repeated: ArrayLike,
+    other: ArrayLike,
+    chance: float,
+    change_step: int | None = None,
+    title: str | None = None,
+) -> go.Figure:
+    """Loss on the repeated tokens and on the others ``(n,)`` against training ``steps`` ``(n,)``.
+
+    Introduced in chapter 9. A dashed line marks chance, ``ln(vocab)``; a dotted vertical line
+    the phase change at ``change_step`` (if given).
+    """
+    s, r, o = (np.asarray(a, dtype=float) for a in (steps, repeated, other))
+    if not (s.ndim == 1 and s.shape == r.shape == o.shape and len(s)):
+        raise ValueError(
+            f"steps, repeated, other must be (n,) alike; got {s.shape}, {r.shape}, {o.shape}"
+        )
+    hover = "step %{x}<br>loss %{y:.3f} nats<extra></extra>"
+    fig = go.Figure(
+        [
+            curve(s, r, "repeated tokens (second copy)", PALETTE[0], hover),
+            curve(s, o, "all other tokens", PALETTE[1], hover),
+        ]
+    )
+    fig.add_hline(
+        y=chance,
+        line_dash="dash",
+        line_color="grey",
+        annotation_text=f"chance ln(vocab) = {chance:.2f}",
+    )
+    if change_step is not None:
+        fig.add_vline(
+            x=change_step,
+            line_dash="dot",
+            line_color=PALETTE[5],
+            annotation_text=f"phase change, step {change_step}",
+        )
+    fig.update_xaxes(title="training step")
+    fig.update_yaxes(title="next-token loss (nats)", rangemode="tozero")
+    return _layout(fig, title, height=360, legend=dict(x=0.02, y=0.05))
+
+
+def _pair(
+    left: np.ndarray, right: np.ndarray, labels: Sequence[str], names: tuple[str, str]
+) -> tuple[go.Heatmap, go.Heatmap]:
+    one = heatmap_trace(left, labels, labels, show_values=False)
+    two = heatmap_trace(right, labels, labels, show_values=False)
+    one.update(name=names[0])
+    two.update(name=names[1], showscale=False, xaxis="x2", yaxis="y2")
+    return one, two
+
+
+def _two_panels(fig: go.Figure, names: tuple[str, str]) -> go.Figure:
+    fig.update_layout(
+        xaxis=dict(domain=[0.0, 0.45], title="key position", showticklabels=False),
+        yaxis=dict(autorange="reversed", title="query position", showticklabels=False),
+        xaxis2=dict(domain=[0.52, 0.97], title="key position", anchor="y2", showticklabels=False),
+        yaxis2=dict(autorange="reversed", anchor="x2", showticklabels=False),
+        annotations=[
+            dict(
+                text=t,
+                x=x,
+                y=1.0,
+                xref="paper",
+                yref="paper",
+                yanchor="bottom",
+                showarrow=False,
+                font=dict(size=13),
+            )
+            for t, x in zip(names, (0.225, 0.745), strict=True)
+        ],
+    )
+    return fig
+
+
+def _check_maps(
+    left: ArrayLike, right: ArrayLike, labels: Sequence[str]
+) -> tuple[np.ndarray, np.ndarray]:
+    a, b = np.asarray(left, dtype=float), np.asarray(right, dtype=float)
+    n = len(labels)
+    if a.shape[-2:] != (n, n) or b.shape != a.shape:
+        raise ValueError(
+            f"maps must be (..., {n}, {n}) for {n} labels and alike; got {a.shape}, {b.shape}"
+        )
+    return a, b
+
+
+def two_heads_figure(
+    left: ArrayLike,
+    right: ArrayLike,
+    labels: Sequence[str],
+    names: tuple[str, str],
+    title: str | None = None,
+) -> go.Figure:
+    """Two attention maps ``(seq, seq)`` of one sequence side by side (hover: token labels).
+
+    Introduced in chapter 9, for the previous-token head and the induction head. ``labels``
+    ``(seq,)`` name the positions, e.g. ``"17:t42"``.
+    """
+    a, b = _check_maps(left, right, labels)
+    fig = go.Figure(_pair(a, b, labels, names))
+    return _layout(_two_panels(fig, names), title, height=440)
+
+
+def checkpoint_slider(
+    left: ArrayLike,
+    right: ArrayLike,
+    steps: Sequence[int],
+    labels: Sequence[str],
+    names: tuple[str, str],
+    title: str | None = None,
+) -> go.Figure:
+    """Two heads on one sequence, with a slider over training checkpoints.
+
+    Introduced in chapter 9. ``left``, ``right`` ``(checkpoints, seq, seq)``; ``steps``
+    ``(checkpoints,)`` the training step of each. Frames are precomputed (rounded to 2 decimals
+    to keep the page small), so the slider works on the static website; it starts at the last.
+    """
+    a, b = _check_maps(left, right, labels)
+    if a.ndim != 3 or len(a) != len(steps):
+        raise ValueError(
+            f"maps must be (checkpoints, seq, seq) with {len(steps)} checkpoints; got {a.shape}"
+        )
+    a, b = np.round(a, 2), np.round(b, 2)
+    fig = slider_figure(
+        lambda i: _pair(a[i], b[i], labels, names),
+        list(range(len(steps))),
+        label="training step",
+        active=len(steps) - 1,
+        format_value=lambda i: str(int(steps[i])),
+        title=title,
+        height=500,
+    )
+    return _two_panels(fig, names)
+
+
+def head_scores_figure(
+    previous: ArrayLike, induction: ArrayLike, title: str | None = None
+) -> go.Figure:
+    """Grouped bars: the previous-token and the induction score of every head.
+
+    Introduced in chapter 9. ``previous``, ``induction`` ``(layers, heads)``; heads are named
+    ``"L0 H2"`` (layer 0, head 2; counted from 0 as in the code).
+    """
+    p, s = np.asarray(previous, dtype=float), np.asarray(induction, dtype=float)
+    if p.ndim != 2 or p.shape != s.shape:
+        raise ValueError(f"scores must be (layers, heads) alike; got {p.shape}, {s.shape}")
+    names = [f"L{layer} H{head}" for layer in range(p.shape[0]) for head in range(p.shape[1])]
+    fig = go.Figure(
+        [
+            go.Bar(
+                x=names,
+                y=_rounded(v.ravel()),
+                name=n,
+                marker_color=c,
+                hovertemplate="%{x}<br>" + n + " %{y:.3f}<extra></extra>",
+            )
+            for v, n, c in (
+                (p, "previous-token score", PALETTE[2]),
+                (s, "induction score", PALETTE[0]),
+            )
+        ]
+    )
+    fig.update_yaxes(title="mean attention weight", range=[0, 1])
+    fig.update_xaxes(title="head")
+    return _layout(fig, title, height=340, barmode="group")
+
+
+def offset_profile_figure(profile: ArrayLike, title: str | None = None) -> go.Figure:
+    """Bars of where layer 0's heads look: weight at offset 0 (itself), 1 (previous), 2, …
+
+    Introduced in chapter 9. ``profile`` ``(heads, offsets)`` from
+    :func:`course_attention.induction.offset_profile`; one colour per head.
+    """
+    prof = np.asarray(profile, dtype=float)
+    if prof.ndim != 2:
+        raise ValueError(f"profile must be (heads, offsets); got {prof.shape}")
+    offsets = ["itself"] + [f"{k} back" for k in range(1, prof.shape[1])]
+    fig = go.Figure(
+        [
+            go.Bar(
+                x=offsets,
+                y=_rounded(row),
+                name=f"head {h}",
+                marker_color=PALETTE[h % 8],
+                hovertemplate="%{x}<br>weight %{y:.3f}<extra></extra>",
+            )
+            for h, row in enumerate(prof)
+        ]
+    )
+    fig.update_yaxes(title="mean attention weight", range=[0, 1])
+    return _layout(fig, title, height=320, barmode="group")
+
+
+def ablation_figure(
+    ablated: ArrayLike, intact: float, chance: float, title: str | None = None
+) -> go.Figure:
+    """Loss on the repeated tokens with each head switched off ``(layers, heads)``.
+
+    Introduced in chapter 9. Dashed lines: the intact model's loss and chance.
+    """
+    a = np.asarray(ablated, dtype=float)
+    if a.ndim != 2:
+        raise ValueError(f"ablated must be (layers, heads); got {a.shape}")
+    names = [f"L{layer} H{head}" for layer in range(a.shape[0]) for head in range(a.shape[1])]
+    colours = [PALETTE[2] if n.startswith("L0") else PALETTE[0] for n in names]
+    fig = go.Figure(
+        go.Bar(
+            x=names,
+            y=_rounded(a.ravel()),
+            marker_color=colours,
+            text=[f"{v:.2f}" for v in a.ravel()],
+            textposition="outside",
+            hovertemplate="%{x} off<br>loss %{y:.3f} nats<extra></extra>",
+        )
+    )
+    fig.add_hline(
+        y=intact,
+        line_dash="dash",
+        line_color=PALETTE[7],
+        annotation_text=f"no head off: {intact:.2f}",
+    )
+    fig.add_hline(
+        y=chance, line_dash="dot", line_color="grey", annotation_text=f"chance: {chance:.2f}"
+    )
+    fig.update_xaxes(title="head switched off (green: layer 0, blue: layer 1)")
+    fig.update_yaxes(title="loss on repeated tokens (nats)", range=[0, 1.15 * max(chance, a.max())])
+    return _layout(fig, title, height=360)

@@ -1,0 +1,65 @@
+"""Chapter 8's figures and live explorer: frames, bars that add up, messages instead of errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from course_attention import corpus, viz, widgets
+from course_attention import numpy_ref as ref
+
+
+def _probs(T: float) -> np.ndarray:
+    logits = np.random.default_rng(0).normal(size=corpus.VOCAB_SIZE) * 2
+    return ref.softmax(logits, temperature=T)
+
+
+def test_temperature_slider_has_one_frame_per_temperature_and_bars_that_add_up():
+    temps = (0.5, 1.0, 2.0)
+    probs = np.stack([_probs(T) for T in temps])
+    shown = list(np.argsort(-probs[1])[:10])
+    fig = viz.sampling_temperature_slider(
+        temps, probs, ["a", "b", "c"], shown, corpus.VOCAB, "def ", active=1
+    )
+    assert [f.name for f in fig.frames] == ["0.5", "1", "2"]
+    for frame, p in zip(fig.frames, probs, strict=True):
+        bars, text = frame.data
+        assert len(bars.y) == 11 and abs(sum(bars.y) - 1) < 1e-3  # 10 shown + "all others"
+        assert np.allclose(bars.y[:10], p[shown], atol=1e-4)
+    assert fig.frames[0].data[0].y != fig.frames[2].data[0].y
+    with pytest.raises(ValueError, match="need probs"):
+        viz.sampling_temperature_slider(temps, probs[:2], ["a"] * 3, shown, corpus.VOCAB, "x")
+
+
+def test_sample_text_is_escaped_keeps_spaces_and_bolds_the_prompt():
+    html = viz.sample_html("if a < b:", "\n    x = 1")
+    assert "&lt;" in html and "<br>" in html and "\u00a0" * 4 in html
+    assert html.startswith("<b>if\u00a0a\u00a0&lt;\u00a0b:</b>")
+    assert viz.char_label("\n") == "⏎" and viz.char_label(" ") == "␣"
+
+
+def test_loss_and_work_figures():
+    fig = viz.loss_baselines_figure(np.linspace(4, 2, 50), {"bigram": 2.3})
+    assert len(fig.data) == 2 and fig.data[1].y == (2.3, 2.3)
+    fig = viz.cache_work_figure([1, 2, 3], [9, 19, 30], [9, 10, 11])
+    assert [t.name for t in fig.data] == ["no cache", "KV cache"]
+    with pytest.raises(ValueError, match="losses"):
+        viz.loss_baselines_figure(np.zeros((2, 2)), {})
+    with pytest.raises(ValueError, match="shown ids"):
+        viz.next_char_figure(_probs(1.0), [96], corpus.VOCAB, "x", "y")
+
+
+@pytest.mark.parametrize(
+    "prompt, message",
+    [("café", "outside the vocabulary"), ("", "at least one character"), ("x" * 49, "at most 48")],
+)
+def test_explorer_shows_a_message_for_a_prompt_it_cannot_read(prompt, message):
+    explorer = widgets.gpt_explorer()
+    explorer.controls["prompt"].value = prompt
+    assert message in explorer.figure.data[0].text[0]
+
+
+def test_explorer_samples_after_the_prompt():
+    explorer = widgets.gpt_explorer(prompt="x" * 40)
+    text = explorer.figure.data[1].text[0]
+    assert text.startswith("<b>" + "x" * 40 + "</b>")  # 9 characters fit after 40 of 48

@@ -1,0 +1,264 @@
+"""Chapter 11: online softmax, the tiled (FlashAttention-style) pass, GQA/MQA, sliding windows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given
+from hypothesis import strategies as st
+
+from course_attention import efficient, grouped_query, sliding_window
+from course_attention import numpy_ref as ref
+
+# --- online softmax -------------------------------------------------------------------------
+
+
+@given(
+    rows=st.integers(1, 4),
+    n=st.integers(1, 20),
+    block=st.integers(1, 25),
+    spread=st.sampled_from([1.0, 30.0, 1e4]),
+    seed=st.integers(0, 2**16),
+)
+def test_online_softmax_equals_softmax(rows, n, block, spread, seed):
+    x = np.random.default_rng(seed).standard_normal((rows, n)) * spread
+    np.testing.assert_allclose(efficient.online_softmax(x, block), ref.softmax(x), atol=1e-12)
+
+
+def test_online_softmax_gives_zeros_for_an_all_minus_inf_row_and_rejects_nan():
+    x = np.array([[1.0, -np.inf, 3.0], [-np.inf, -np.inf, -np.inf]])
+    w = efficient.online_softmax(x, block_size=2)
+    np.testing.assert_allclose(w, ref.softmax(x), atol=1e-15)
+    assert (w[1] == 0).all()
+    with pytest.raises(ValueError, match="finite"):
+        efficient.online_softmax(np.array([0.0, np.nan]))
+
+
+# --- the tiled pass -------------------------------------------------------------------------
+
+
+@st.composite
+def attention_case(draw):
+    """Random leading dims, unequal lengths, any block size, optional bool mask with empty rows."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    lead = tuple(draw(st.lists(st.integers(1, 3), min_size=0, max_size=2)))
+    seq_q, seq_k = draw(st.integers(1, 12)), draw(st.integers(1, 12))
+    d_k, d_v = draw(st.integers(1, 6)), draw(st.integers(1, 6))
+    spread = draw(st.sampled_from([1.0, 1e4]))  # logits of ±1e4 must not overflow
+    Q = rng.standard_normal((*lead, seq_q, d_k)) * spread
+    K = rng.standard_normal((*lead, seq_k, d_k))
+    V = rng.standard_normal((*lead, seq_k, d_v))
+    mask = None
+    if draw(st.booleans()):
+        mask = rng.random((seq_q, seq_k)) < 0.6
+        if draw(st.booleans()):
+            mask[rng.integers(seq_q)] = False  # a query with nothing to attend to
+    block = draw(st.integers(1, 14))  # divides the lengths or not, or exceeds them
+    return Q, K, V, mask, block
+
+
+@given(attention_case())
+def test_flash_attention_equals_the_reference_and_pytorch(case):
+    Q, K, V, mask, block = case
+    expected, _ = ref.scaled_dot_product_attention(Q, K, V, mask=mask)
+    got = efficient.flash_attention(Q, K, V, mask=mask, block_size=block)
+    assert got.shape == expected.shape and np.isfinite(got).all()
+    np.testing.assert_allclose(got, expected, atol=1e-12, rtol=0)
+    tq, tk, tv = (torch.from_numpy(np.ascontiguousarray(a)) for a in (Q, K, V))
+    tm = None if mask is None else torch.from_numpy(mask)
+    theirs = F.scaled_dot_product_attention(tq, tk, tv, attn_mask=tm).numpy()
+    keep = np.ones(expected.shape[:-1], dtype=bool)  # SDPA gives NaN for an empty row
+    if mask is not None:
+        keep &= np.broadcast_to(mask.any(axis=-1), expected.shape[:-1])
+        assert (got[~keep] == 0).all()
+    np.testing.assert_allclose(got[keep], theirs[keep], atol=1e-12, rtol=0)
+
+
+def test_flash_attention_broadcasts_leading_dims_and_key_padding_masks():
+    rng = np.random.default_rng(0)
+    Q = rng.standard_normal((2, 3, 7, 4))  # (batch, heads, seq_q, d_k)
+    K = rng.standard_normal((2, 1, 10, 4))  # shared by the heads
+    V = rng.standard_normal((1, 1, 10, 5))
+    mask = ref.padding_mask(np.array([10, 0]), 10)  # the second sentence has no keys at all
+    expected, _ = ref.scaled_dot_product_attention(Q, K, V, mask=mask)
+    got = efficient.flash_attention(Q, K, V, mask=mask, block_size=3)
+    np.testing.assert_allclose(got, expected, atol=1e-12, rtol=0)
+    assert (got[1] == 0).all()
+
+
+def test_flash_attention_with_a_causal_mask_and_a_custom_scale():
+    rng = np.random.default_rng(1)
+    Q, K, V = (rng.standard_normal((9, 4)) for _ in range(3))
+    mask = ref.causal_mask(9)
+    expected, _ = ref.scaled_dot_product_attention(Q, K, V, mask=mask, scale=0.3)
+    got = efficient.flash_attention(Q, K, V, mask=mask, scale=0.3, block_size=4)
+    np.testing.assert_allclose(got, expected, atol=1e-12, rtol=0)
+
+
+def test_tile_steps_visit_every_tile_once_and_end_at_the_output():
+    rng = np.random.default_rng(2)
+    Q, K, V = rng.standard_normal((10, 3)), rng.standard_normal((7, 3)), rng.standard_normal((7, 2))
+    steps = list(efficient.flash_attention_steps(Q, K, V, block_size=4))
+    tiles = [(s.rows, s.cols) for s in steps]
+    assert tiles == [((i, min(i + 4, 10)), (j, min(j + 4, 7))) for i in (0, 4, 8) for j in (0, 4)]
+    assert [s.last for s in steps] == [False, True] * 3
+    expected, _ = ref.scaled_dot_product_attention(Q, K, V)
+    last = [s for s in steps if s.last]
+    np.testing.assert_allclose(np.concatenate([s.acc / s.total for s in last]), expected)
+
+
+@pytest.mark.parametrize("block_size", [0, -3, 2.5, True])
+def test_bad_block_size_is_named(block_size):
+    Q = np.ones((2, 2))
+    with pytest.raises(ValueError, match="block_size"):
+        efficient.flash_attention(Q, Q, Q, block_size=block_size)
+    with pytest.raises(ValueError, match="block_size"):
+        efficient.online_softmax(Q, block_size=block_size)
+
+
+def test_flash_attention_rejects_what_the_reference_rejects():
+    Q = np.ones((2, 3))
+    with pytest.raises(ValueError, match="boolean"):
+        efficient.flash_attention(Q, Q, Q, mask=np.ones((2, 2)))
+    with pytest.raises(ValueError, match="does not broadcast"):
+        efficient.flash_attention(Q, Q, Q, mask=np.ones((3, 3), dtype=bool))
+    with pytest.raises(ValueError, match="d_k"):
+        efficient.flash_attention(Q, np.ones((2, 4)), Q)
+
+
+def test_the_tiled_pass_holds_far_less_memory():
+    rng = np.random.default_rng(3)
+    Q, K, V = (rng.standard_normal((1024, 64)) for _ in range(3))  # the benchmark's setting
+    naive = efficient.measure(lambda: ref.scaled_dot_product_attention(Q, K, V)[0])
+    tiled = efficient.measure(lambda: efficient.flash_attention(Q, K, V, block_size=64))
+    assert naive.peak_bytes > 1024 * 1024 * 8  # at least the float64 scores
+    assert tiled.peak_bytes < naive.peak_bytes / 16  # the benchmark's target, reached at T=1024
+    np.testing.assert_allclose(tiled.result, naive.result, atol=1e-12)
+
+
+def test_hbm_traffic_and_scores_bytes():
+    assert efficient.scores_bytes(2, 3, 5, 7, 4) == 2 * 3 * 5 * 7 * 4
+    with pytest.raises(ValueError, match="heads"):
+        efficient.scores_bytes(1, 0, 5, 5)
+    small, large = efficient.hbm_traffic(1024, 64, 128), efficient.hbm_traffic(4096, 64, 128)
+    assert small["tiled"] < small["plain"] and large["plain"] / large["tiled"] > 1
+
+
+# --- grouped-query attention ----------------------------------------------------------------
+
+
+def _gqa_weights(rng, d_model, n_heads, n_kv_heads):
+    d_kv = n_kv_heads * d_model // n_heads
+    return (
+        rng.standard_normal((d_model, d_model)),
+        rng.standard_normal((d_model, d_kv)),
+        rng.standard_normal((d_model, d_kv)),
+        rng.standard_normal((d_model, d_model)),
+    )
+
+
+@given(seed=st.integers(0, 2**16), n_heads=st.sampled_from([1, 2, 4]), seq_k=st.integers(1, 6))
+def test_gqa_with_as_many_kv_heads_as_heads_is_multi_head_attention(seed, n_heads, seq_k):
+    rng = np.random.default_rng(seed)
+    X_q, X_kv = rng.standard_normal((2, 3, 8)), rng.standard_normal((2, seq_k, 8))
+    W = _gqa_weights(rng, 8, n_heads, n_heads)
+    mask = ref.padding_mask(np.array([seq_k, 1]), seq_k)
+    out, weights = grouped_query.grouped_query_attention(X_q, X_kv, *W, n_heads, n_heads, mask)
+    out_mha, weights_mha = ref.multi_head_attention(X_q, X_kv, *W, n_heads, mask=mask)
+    np.testing.assert_allclose(out, out_mha, atol=1e-12)
+    np.testing.assert_allclose(weights, weights_mha, atol=1e-12)
+
+
+def test_gqa_with_one_kv_head_is_multi_query_attention():
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((2, 5, 8))
+    W_q, W_k, W_v, W_o = _gqa_weights(rng, 8, 4, 1)  # W_k, W_v: (8, 2), one head of width 2
+    out, weights = grouped_query.grouped_query_attention(X, X, W_q, W_k, W_v, W_o, 4, 1)
+    Q = ref.split_heads(X @ W_q, 4)  # (2, 4, 5, 2)
+    K, V = (X @ W_k)[:, None], (X @ W_v)[:, None]  # (2, 1, 5, 2): one head, shared by broadcasting
+    heads, w_direct = ref.scaled_dot_product_attention(Q, K, V)
+    np.testing.assert_allclose(out, ref.merge_heads(heads) @ W_o, atol=1e-12)
+    np.testing.assert_allclose(weights, w_direct, atol=1e-12)
+
+
+def test_gqa_query_head_i_reads_kv_head_i_over_group_and_matches_pytorch():
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((1, 6, 12))
+    W_q, W_k, W_v, W_o = _gqa_weights(rng, 12, 6, 2)  # groups of 3 query heads
+    out, weights = grouped_query.grouped_query_attention(X, X, W_q, W_k, W_v, W_o, 6, 2)
+    Q = ref.split_heads(X @ W_q, 6)
+    K, V = ref.split_heads(X @ W_k, 2), ref.split_heads(X @ W_v, 2)  # (1, 2, 6, 2)
+    for i in range(6):
+        _, w_i = ref.scaled_dot_product_attention(Q[:, i], K[:, i // 3], V[:, i // 3])
+        np.testing.assert_allclose(weights[:, i], w_i, atol=1e-12)
+    if "enable_gqa" in F.scaled_dot_product_attention.__doc__:
+        theirs = F.scaled_dot_product_attention(
+            *(torch.from_numpy(np.ascontiguousarray(a)) for a in (Q, K, V)), enable_gqa=True
+        )
+        heads = ref.merge_heads(theirs.numpy()) @ W_o
+        np.testing.assert_allclose(out, heads, atol=1e-12)
+
+
+def test_repeat_kv_repeats_each_head_in_place():
+    X = np.arange(2)[None, :, None, None] * np.ones((1, 2, 3, 1))  # heads 0 and 1
+    assert grouped_query.repeat_kv(X, 4)[0, :, 0, 0].tolist() == [0, 0, 1, 1]
+
+
+@pytest.mark.parametrize("n_heads, n_kv_heads", [(4, 3), (4, 0), (4, 8)])
+def test_kv_heads_that_do_not_divide_the_heads_are_named(n_heads, n_kv_heads):
+    X = np.ones((1, 2, 8))
+    W = np.ones((8, 8))
+    with pytest.raises(ValueError, match=f"n_kv_heads={n_kv_heads}"):
+        grouped_query.grouped_query_attention(X, X, W, W, W, W, n_heads, n_kv_heads)
+
+
+def test_gqa_names_wrong_projection_shapes():
+    X, W = np.ones((1, 2, 8)), np.ones((8, 8))
+    with pytest.raises(ValueError, match=r"W_k must have shape \(8, 4\)"):
+        grouped_query.grouped_query_attention(X, X, W, W, W, W, 4, 2)
+
+
+def test_kv_cache_table_numbers():
+    rows = {r["model"]: r for r in grouped_query.kv_cache_table()}
+    assert rows["Llama 2 70B"]["KV bytes / token"] == 2 * 80 * 8 * 128 * 2
+    assert rows["Llama 2 70B"]["saving"] == 8 and rows["GPT-3 175B"]["saving"] == 1
+    assert rows["PaLM 540B"]["attention"] == "MQA" and rows["PaLM 540B"]["saving"] == 48
+    assert rows["Mistral 7B"]["attention"] == "GQA"
+    with pytest.raises(ValueError, match="n_layers"):
+        grouped_query.kv_cache_bytes_per_token(0, 1, 1)
+
+
+# --- sliding windows ------------------------------------------------------------------------
+
+
+@given(seq_len=st.integers(1, 20), window=st.integers(1, 25))
+def test_sliding_window_mask_equals_a_direct_construction(seq_len, window):
+    i, j = np.arange(seq_len)[:, None], np.arange(seq_len)[None, :]
+    direct = (j <= i) & (i - j < window)
+    mask = sliding_window.sliding_window_mask(seq_len, window)
+    assert mask.dtype == bool and np.array_equal(mask, direct)
+    cost = sliding_window.window_cost(seq_len, window)
+    assert cost["window"] == direct.sum() and cost["causal"] == np.tril(np.ones_like(direct)).sum()
+
+
+@given(window=st.integers(1, 6), n_layers=st.integers(1, 5))
+def test_reach_grows_by_window_minus_one_per_layer(window, n_layers):
+    seq_len = 40
+    reach = sliding_window.reach_after_layers(seq_len, window, n_layers)
+    expected = np.minimum(np.arange(1, n_layers + 1)[:, None] * (window - 1), np.arange(seq_len))
+    np.testing.assert_array_equal(reach, expected)
+
+
+@pytest.mark.parametrize("seq_len, window", [(0, 2), (4, 0), (4, 1.5)])
+def test_bad_window_arguments_are_named(seq_len, window):
+    with pytest.raises(ValueError, match="seq_len|window"):
+        sliding_window.sliding_window_mask(seq_len, window)
+
+
+def test_numpy_ref_reexports_chapter_11():
+    assert ref.flash_attention is efficient.flash_attention
+    assert ref.grouped_query_attention is grouped_query.grouped_query_attention
+    assert ref.sliding_window_mask is sliding_window.sliding_window_mask
+    assert "online_softmax" in ref.__all__

@@ -1,0 +1,175 @@
+"""Chapter 9: the repeat data, the attention-only model, the head scores, ablation, training."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from course_attention import induction as ind
+from course_attention import viz, widgets
+from course_attention.modules import MultiHeadAttention
+
+CONFIG = ind.RepeatConfig()
+
+
+def _batch(n: int = 512, seed: int = 0, config: ind.RepeatConfig = CONFIG) -> ind.RepeatBatch:
+    return ind.repeat_batch(config, n, torch.Generator().manual_seed(seed))
+
+
+def test_every_row_repeats_its_segment_without_overlap():
+    data = _batch()
+    for row, a, b, n in zip(data.tokens, data.first, data.second, data.length, strict=True):
+        assert CONFIG.min_len <= n <= CONFIG.max_len
+        assert 0 <= a and a + n <= b and b + n <= CONFIG.seq_len  # two disjoint copies
+        assert torch.equal(row[a : a + n], row[b : b + n])
+
+
+def test_repeats_have_random_offsets_and_lengths():
+    data = _batch()
+    assert len(set(data.first.tolist())) >= 10 and len(set(data.second.tolist())) >= 15
+    assert set(data.length.tolist()) == set(range(CONFIG.min_len, CONFIG.max_len + 1))
+    # how far back the copy lies varies: no fixed "look k back" finds the earlier occurrence
+    distance = (data.second - data.first).bincount()
+    assert (distance > 0).sum() >= 15 and distance.max() < 0.2 * len(data.tokens)
+
+
+def test_fixed_offset_puts_the_copies_side_by_side():
+    data = _batch(8, config=ind.RepeatConfig(fixed_offset=True))
+    assert data.first.eq(0).all() and data.second.eq(CONFIG.max_len).all()
+    n = CONFIG.max_len
+    assert torch.equal(data.tokens[:, :n], data.tokens[:, n : 2 * n])
+
+
+def test_the_data_depend_only_on_the_generator():
+    assert torch.equal(_batch(16, 3).tokens, _batch(16, 3).tokens)
+    assert not torch.equal(_batch(16, 3).tokens, _batch(16, 4).tokens)
+
+
+def test_induction_keys_hold_the_token_after_the_previous_occurrence():
+    data = _batch(64)
+    query, key = data.induction_keys()
+    rows, cols = torch.nonzero(query >= 0, as_tuple=True)
+    assert len(rows) == int(data.length.sum())
+    k = key[rows, cols]
+    assert (k <= cols).all()  # causal: the key is visible to the query
+    assert torch.equal(data.tokens[rows, k - 1], data.tokens[rows, cols])  # same token before it
+
+
+def test_bad_inputs_raise_value_errors():
+    with pytest.raises(ValueError, match="seq_len"):
+        ind.RepeatConfig(max_len=30, seq_len=48)
+    with pytest.raises(ValueError, match="min_len"):
+        ind.RepeatConfig(min_len=9, max_len=8)
+    with pytest.raises(ValueError, match="batch"):
+        ind.repeat_batch(CONFIG, 0, torch.Generator())
+    model = ind.AttentionOnlyTransformer(CONFIG)
+    with pytest.raises(ValueError, match="token ids"):
+        model(torch.tensor([[0, 64]]))
+    with pytest.raises(ValueError, match="seq"):
+        model(torch.zeros(1, 49, dtype=torch.long))
+    with pytest.raises(ValueError, match="ablate"):
+        model(torch.zeros(1, 4, dtype=torch.long), ablate=(2, 0))
+    with pytest.raises(ValueError, match="seq, seq"):
+        ind.previous_token_score(np.ones((2, 3, 4)))
+    with pytest.raises(ValueError, match="max_offset"):
+        ind.offset_profile(np.ones((1, 1, 4, 4)), max_offset=3)
+
+
+def test_layers_equal_multi_head_attention_and_are_causal():
+    torch.manual_seed(0)
+    model = ind.AttentionOnlyTransformer(CONFIG).double()
+    x = torch.randn(2, 10, CONFIG.d_model, dtype=torch.float64)
+    ours, w = model.attend(0, x)
+    theirs, w_ref = MultiHeadAttention.forward(model.layers[0], x, causal=True)
+    torch.testing.assert_close(ours, theirs, rtol=0, atol=1e-12)
+    torch.testing.assert_close(w, w_ref, rtol=0, atol=1e-12)
+    fused, _ = model.attend(0, x, need_weights=False)
+    torch.testing.assert_close(fused, theirs, rtol=0, atol=1e-10)
+    tokens = _batch(2).tokens
+    changed = tokens.clone()
+    changed[:, -1] = (changed[:, -1] + 1) % CONFIG.vocab
+    with torch.no_grad():
+        a, b = model(tokens)[0], model(changed)[0]
+    assert torch.equal(a[:, :-1], b[:, :-1])  # the future never changes earlier logits
+
+
+def test_ablating_a_head_zeroes_exactly_its_contribution():
+    torch.manual_seed(1)
+    model = ind.AttentionOnlyTransformer(CONFIG).double()
+    x = torch.randn(1, 6, CONFIG.d_model, dtype=torch.float64)
+    mha = model.layers[1]
+    full, _ = model.attend(1, x)
+    keep = torch.ones(CONFIG.n_heads)
+    keep[2] = 0
+    ablated, _ = model.attend(1, x, keep)
+    _, weights = model.attend(1, x)
+    V = mha._split(mha.W_v(x))  # (1, heads, seq, d_head)
+    d = mha.d_head
+    head_out = (weights[:, 2] @ V[:, 2]) @ mha.W_o.weight[:, 2 * d : 3 * d].T  # (1, seq, d_model)
+    torch.testing.assert_close(full - ablated, head_out, rtol=0, atol=1e-12)
+
+
+def test_previous_token_score_on_hand_made_patterns():
+    seq = 6
+    perfect = np.eye(seq, k=-1)[None, None]  # (batch, heads, seq, seq)
+    perfect[..., 0, 0] = 1.0
+    uniform = np.tril(np.ones((seq, seq)))
+    uniform = (uniform / uniform.sum(axis=1, keepdims=True))[None, None]
+    both = np.concatenate([perfect, uniform], axis=1)  # (1, 2, seq, seq)
+    np.testing.assert_allclose(ind.previous_token_score(both), [1.0, np.mean(1 / np.arange(2, 7))])
+    np.testing.assert_allclose(ind.previous_token_score(np.eye(seq)[None, None]), [0.0])
+
+
+def test_induction_score_on_hand_made_patterns():
+    data = _batch(4, seed=2)
+    query, key = data.induction_keys()
+    T = CONFIG.seq_len
+    perfect = np.zeros((4, 1, T, T))
+    prev = np.zeros((4, 1, T, T))
+    for b in range(4):
+        for q in range(T):
+            prev[b, 0, q, max(q - 1, 0)] = 1.0
+            k = int(key[b, q]) if query[b, q] >= 0 else max(q - 1, 0)
+            perfect[b, 0, q, k] = 1.0
+    both = np.concatenate([perfect, prev], axis=1)  # (batch, 2 heads, seq, seq)
+    np.testing.assert_allclose(ind.induction_score(both, data), [1.0, 0.0])
+    stacked = np.stack([both, both])  # (layers, batch, heads, seq, seq)
+    assert ind.induction_score(stacked, data).shape == (2, 2)
+    assert ind.previous_token_score(stacked).shape == (2, 2)
+    np.testing.assert_allclose(ind.offset_profile(prev, 2)[0], [0.0, 1.0, 0.0])
+    with pytest.raises(ValueError, match="weights"):
+        ind.induction_score(both[:2], data)
+
+
+def test_figures_and_explorer_build():
+    run = ind.train_induction(steps=4, every=2, eval_size=2, progress=False)
+    assert run.steps.tolist() == [0, 2, 4]
+    assert run.example.shape == (3, 2, 4, CONFIG.seq_len, CONFIG.seq_len)
+    labels = ind.position_labels(run.eval_batch.tokens[0])
+    fig = viz.checkpoint_slider(
+        run.example[:, 0, 0], run.example[:, 1, 0], run.steps, labels, ("a", "b")
+    )
+    assert len(fig.frames) == 3
+    viz.phase_change_figure(run.steps, run.repeated_loss, run.other_loss, run.chance, 2)
+    viz.head_scores_figure(run.previous[-1], run.induction[-1])
+    viz.ablation_figure(ind.head_ablation(run.model, run.eval_batch), 4.0, run.chance)
+    assert ind.phase_change(run)[0] == -1  # four steps: no phase change
+    explorer = widgets.induction_explorer(run=run)
+    assert explorer.figure is not None
+
+
+@pytest.fixture(scope="module")
+def trained() -> ind.InductionRun:
+    return ind.train_induction(seed=0, progress=False)
+
+
+def test_the_trained_model_learns_induction_with_seed_0(trained):
+    """Seeds 1 and 2 are trained by benchmarks/induction.py (three trainings take ~1 min)."""
+    step, before, after = ind.phase_change(trained)
+    assert 0 < step < 1000 and before > 3.0 and after <= 1.5
+    assert trained.induction[-1, 1].max() >= 0.5  # a layer-1 head attends to the token after
+    assert trained.induction[-1, 0].max() < 0.2  # layer 0 cannot: it does not know the previous
+    ablated = ind.head_ablation(trained.model, trained.eval_batch)
+    best = trained.induction[-1, 1].argmax()
+    assert ablated[1, best] > after + 0.3  # switching the best induction head off hurts

@@ -1,0 +1,118 @@
+"""Greedy, temperature, top-k and top-p: each written once, checked on its invariants."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from course_attention import numpy_ref as ref
+from course_attention import sampling
+
+LOGITS = arrays(np.float64, st.integers(2, 30), elements=st.floats(-20, 20))
+PROBS = LOGITS.map(ref.softmax)
+
+
+@settings(max_examples=60, deadline=None)
+@given(LOGITS, st.floats(0.05, 5.0))
+def test_temperature_is_chapter_ones_softmax(logits, temperature):
+    probs = sampling.next_token_probabilities(logits, temperature)
+    np.testing.assert_array_equal(probs, ref.softmax(logits, temperature=temperature))
+
+
+def test_temperature_to_zero_is_greedy():
+    gen = np.random.default_rng(0)
+    for _ in range(20):
+        logits = gen.normal(size=50) * 3
+        probs = sampling.next_token_probabilities(logits, temperature=1e-3)
+        assert probs.argmax() == sampling.greedy(logits) and probs.max() > 1 - 1e-9
+
+
+def test_high_temperature_flattens():
+    logits = np.array([3.0, 1.0, 0.0, -2.0])
+    flat = sampling.next_token_probabilities(logits, temperature=1e3)
+    np.testing.assert_allclose(flat, 0.25, atol=2e-3)
+
+
+@settings(max_examples=60, deadline=None)
+@given(PROBS, st.integers(1, 30))
+def test_top_k_keeps_exactly_k_most_likely(probs, k):
+    k = min(k, len(probs))
+    kept = sampling.top_k_filter(probs, k)
+    assert (kept > 0).sum() <= k and np.isclose(kept.sum(), 1.0)
+    assert np.count_nonzero(kept) == min(k, np.count_nonzero(probs))
+    order = np.argsort(-probs, kind="stable")
+    assert set(np.flatnonzero(kept)) <= set(order[:k])
+    np.testing.assert_allclose(kept[order[:k]], probs[order[:k]] / probs[order[:k]].sum())
+
+
+@settings(max_examples=80, deadline=None)
+@given(PROBS, st.floats(0.01, 1.0))
+def test_top_p_keeps_the_smallest_set_with_mass_at_least_p(probs, p):
+    kept = sampling.top_p_filter(probs, p)
+    ids = np.flatnonzero(kept)
+    assert np.isclose(kept.sum(), 1.0)
+    assert probs[ids].sum() >= p * (1 - 1e-9)  # enough mass
+    # smallest: without its least likely member the set falls below p
+    assert probs[ids].sum() - probs[ids].min() < p
+    # the most likely: nothing outside is more likely than something inside
+    outside = np.setdiff1d(np.arange(len(probs)), ids)
+    if len(outside):
+        assert probs[outside].max() <= probs[ids].min()
+    np.testing.assert_allclose(kept[ids], probs[ids] / probs[ids].sum())
+
+
+def test_top_p_one_keeps_everything_and_tiny_p_is_greedy():
+    probs = np.array([0.1, 0.6, 0.3])
+    np.testing.assert_allclose(sampling.top_p_filter(probs, 1.0), probs)
+    np.testing.assert_array_equal(sampling.top_p_filter(probs, 1e-6), [0.0, 1.0, 0.0])
+
+
+def test_top_p_works_row_by_row():
+    probs = np.array([[0.1, 0.6, 0.3], [0.5, 0.2, 0.3]])
+    rows = sampling.top_p_filter(probs, 0.8)
+    for row, p_row in zip(rows, probs, strict=True):
+        np.testing.assert_array_equal(row, sampling.top_p_filter(p_row, 0.8))
+
+
+def test_greedy_breaks_ties_on_the_lower_id():
+    assert sampling.greedy(np.array([1.0, 3.0, 3.0])) == 1
+    np.testing.assert_array_equal(sampling.greedy(np.array([[0.0, 1.0], [2.0, 1.0]])), [1, 0])
+
+
+def test_sampler_is_reproducible_and_follows_the_distribution():
+    logits = np.log(np.array([0.7, 0.2, 0.1]))
+    draws = [sampling.sampler(seed=3)(logits) for _ in range(3)]
+    assert len(set(draws)) == 1
+    choose = sampling.sampler(seed=0)
+    counts = np.bincount([choose(logits) for _ in range(3000)], minlength=3) / 3000
+    np.testing.assert_allclose(counts, [0.7, 0.2, 0.1], atol=0.03)
+    top1 = sampling.sampler(top_k=1, seed=0)
+    assert {top1(logits) for _ in range(50)} == {0}
+
+
+@pytest.mark.parametrize("temperature", [0.0, -1.0, float("nan"), float("inf")])
+def test_bad_temperature_is_a_value_error(temperature):
+    with pytest.raises(ValueError, match="temperature must be > 0"):
+        sampling.next_token_probabilities(np.zeros(3), temperature)
+    with pytest.raises(ValueError, match="temperature"):
+        sampling.sampler(temperature)
+
+
+@pytest.mark.parametrize("p", [0.0, -0.1, 1.5, float("nan")])
+def test_bad_top_p_is_a_value_error(p):
+    with pytest.raises(ValueError, match=r"top_p must lie in \(0, 1\]"):
+        sampling.top_p_filter(np.array([0.5, 0.5]), p)
+    with pytest.raises(ValueError, match="top_p"):
+        sampling.sampler(top_p=p)
+
+
+def test_bad_top_k_and_shapes_are_value_errors():
+    with pytest.raises(ValueError, match="top_k must lie in 1 … vocab=3; got 4"):
+        sampling.top_k_filter(np.ones(3) / 3, 4)
+    with pytest.raises(ValueError, match="top_k"):
+        sampling.sampler(top_k=0)
+    with pytest.raises(ValueError, match="shape"):
+        sampling.greedy(np.float64(1.0))
