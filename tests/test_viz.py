@@ -100,3 +100,20 @@ def test_toy_word_matrix_and_worked_example_shapes():
     assert example.K.shape == (3, 4) and example.V.shape == (3, 4)
     assert len(example.key_words) == 3
     assert set(viz.LOOKUP_KEYS) == set(toy.FRUIT_DICT)
+
+
+def test_no_two_figure_modules_export_the_same_name():
+    """viz star-imports every chapter's module: a repeated name would silently replace another."""
+    import importlib
+    import pkgutil
+
+    from course_attention import viz as package
+
+    owners: dict[str, list[str]] = {}
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"course_attention.viz.{info.name}")
+        for name in getattr(module, "__all__", []):
+            owners.setdefault(name, []).append(info.name)
+    clashes = {name: mods for name, mods in owners.items() if len(mods) > 1}
+    assert not clashes, clashes
+    assert len(package.__all__) == len(set(package.__all__))
