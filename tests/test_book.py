@@ -143,3 +143,17 @@ def test_make_lab_needs_no_npm():
         ["make", "-n", "-B", "lab"], capture_output=True, text=True, cwd=ROOT, check=True
     ).stdout
     assert "npm" not in out and "jupyter lab" in out
+
+
+def test_doc_comments_do_not_read_as_a_type():
+    """Sphinx's napoleon reads a doc comment ``#: Name: text`` as a type, which fails ``-n``."""
+    import re
+
+    bad = []
+    for path in (ROOT / "src").rglob("*.py"):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for i, line in enumerate(lines):
+            first = line.lstrip().startswith("#:") and not lines[i - 1].lstrip().startswith("#:")
+            if first and re.match(r"\s*#: [^`:]+: ", line):
+                bad.append(f"{path.name}:{i + 1}: {line.strip()}")
+    assert not bad, bad

@@ -37,7 +37,7 @@ __all__ = [
     "unigram_bigram_loss",
 ]
 
-#: The vocabulary: one token per character, a newline then the printable ASCII characters.
+#: One token per character, a newline then the printable ASCII characters (the vocabulary).
 VOCAB: str = "\n" + "".join(chr(c) for c in range(32, 127))
 VOCAB_SIZE: int = len(VOCAB)
 #: What a character outside :data:`VOCAB` becomes.
@@ -61,7 +61,7 @@ TRAIN_MODULES: tuple[str, ...] = (
     "glob.py",
     "fnmatch.py",
 )
-#: Held-out modules: the validation text, never trained on.
+#: The held-out modules, the validation text, never trained on.
 VALID_MODULES: tuple[str, ...] = ("pprint.py",)
 #: The licence of the corpus text.
 LICENCE = (

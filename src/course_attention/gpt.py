@@ -69,7 +69,7 @@ class GPTConfig:
             raise ValueError(f"d_model={self.d_model} must be a multiple of n_heads={self.n_heads}")
 
 
-#: The model of chapter 8: 2 layers, width 64, 4 heads, 48 characters of context (≈ 115,000
+#: The configuration of chapter 8, 2 layers, width 64, 4 heads, 48 characters of context (≈ 115,000
 #: parameters).
 CHAPTER_CONFIG = GPTConfig(vocab_size=96, context=48, d_model=64, n_heads=4, n_layers=2)
 #: How chapter 8 trains it with :func:`train_gpt`: seconds on a 2-core CPU.

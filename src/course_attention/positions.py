@@ -48,7 +48,7 @@ def rotary(
     base: float = 10000.0,
     pairs: str = "interleaved",
 ) -> torch.Tensor:
-    """Rotary positions (RoPE) in torch: the same contract as :func:`numpy_ref.rotary`.
+    """Rotary positions (RoPE) in torch, with the contract of ``numpy_ref.rotary``.
 
     Introduced in chapter 10. ``x`` ``(..., seq, d)`` with an even ``d``; ``positions``
     ``(seq,)`` (default ``0 … seq - 1``). Pair ``i`` (features ``2i, 2i + 1``, or ``i, i + d/2``
@@ -77,7 +77,7 @@ def rotary(
 
 
 def alibi_bias(n_heads: int, seq: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
-    """ALiBi's causal bias ``(n_heads, seq, seq)`` as a tensor (see :func:`numpy_ref.alibi_bias`).
+    """ALiBi's causal bias ``(n_heads, seq, seq)`` as a tensor (as ``numpy_ref.alibi_bias``).
 
     Introduced in chapter 10. Add it to the scores; ``-inf`` above the diagonal.
     """

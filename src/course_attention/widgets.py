@@ -23,7 +23,7 @@ EXPLORERS: dict[str, Callable[..., Explorer]] = {}
 
 #: Each control keeps at least this width (label + ≥ 200 px of slider); the row wraps instead.
 CONTROL_MIN_WIDTH = "420px"
-#: Shown under every explorer: a saved notebook keeps no live widgets.
+#: Shown under every explorer, since a saved notebook keeps no live widgets.
 REOPEN_NOTE = (
     "Live explorer: it runs in this kernel. After you reopen a saved notebook, run this cell "
     "again to bring it back."

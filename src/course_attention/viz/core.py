@@ -127,7 +127,7 @@ def curve(
     )
 
 
-#: Colours of a boolean mask: hidden is light grey, may attend is green.
+#: The colours of a boolean mask (hidden is light grey, may attend is green).
 MASK_SCALE = [[0.0, "#E5E5E5"], [1.0, PALETTE[2]]]
 
 

@@ -32,7 +32,7 @@ __all__ = [
 
 #: The masks of the chapter-4 mask builder, in the order of its slider.
 MASK_KINDS: tuple[str, ...] = ("bidirectional", "causal", "padding", "causal + padding")
-#: The sentence of the mask builder: real tokens first, ``[PAD]`` after ``n_real`` of them.
+#: The sentence of the mask builder, real tokens first and ``[PAD]`` after ``n_real`` of them.
 MASK_TOKENS: tuple[str, ...] = ("[BOS]", "I", "like", "you", "a", "lot")
 
 
