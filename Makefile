@@ -58,7 +58,7 @@ lint: install
 	$(BIN)/ruff check src tests benchmarks scripts
 
 unit: install
-	$(BIN)/pytest -q -x -m "not notebooks and not browser"
+	$(BIN)/pytest -q -x -n 2 -m "not notebooks and not browser"
 
 notebooks: install
 	$(BIN)/pytest -q -x -m notebooks

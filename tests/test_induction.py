@@ -164,8 +164,17 @@ def trained() -> ind.InductionRun:
     return ind.train_induction(seed=0, progress=False)
 
 
+@pytest.mark.parametrize("seed", [1, 2])
+def test_the_model_learns_induction_with_two_other_seeds(seed):
+    """Not one lucky seed: the targets of benchmarks/induction.py hold for seeds 1 and 2 too."""
+    run = ind.train_induction(seed=seed, progress=False)
+    step, before, after = ind.phase_change(run)
+    assert 0 < step < 1000 and before > 3.0 and after <= 1.5
+    assert run.induction[-1, 1].max() >= 0.5
+
+
 def test_the_trained_model_learns_induction_with_seed_0(trained):
-    """Seeds 1 and 2 are trained by benchmarks/induction.py (three trainings take ~1 min)."""
+    """The chapter's seed, in detail; seeds 1 and 2 are checked above and by the benchmark."""
     step, before, after = ind.phase_change(trained)
     assert 0 < step < 1000 and before > 3.0 and after <= 1.5
     assert trained.induction[-1, 1].max() >= 0.5  # a layer-1 head attends to the token after
