@@ -230,6 +230,39 @@ def test_kv_cache_table_numbers():
         grouped_query.kv_cache_bytes_per_token(0, 1, 1)
 
 
+def test_model_configs_are_the_published_ones():
+    # (layers, heads, KV heads, d_head, d_model, context) as GPT-3 Table 2.1, Llama 2 (paper and
+    # released configuration), Mistral 7B Table 1 and PaLM Table 1 / sections 2 and 5 give them
+    published = {
+        "GPT-3 175B": (96, 96, 96, 128, 12288, 2048),
+        "Llama 2 70B": (80, 64, 8, 128, 8192, 4096),
+        "Mistral 7B": (32, 32, 8, 128, 4096, 8192),
+        "PaLM 540B": (118, 48, 1, 256, 18432, 2048),
+    }
+    configs = {c.name: c for c in grouped_query.MODEL_CONFIGS}
+    assert set(configs) == set(published)
+    for name, numbers in published.items():
+        c = configs[name]
+        assert (c.n_layers, c.n_heads, c.n_kv_heads, c.d_head, c.d_model, c.context) == numbers
+        assert (c.n_heads * c.d_head == c.d_model) == (name != "PaLM 540B")  # PaLM: 256 always
+    rows = {r["model"]: r for r in grouped_query.kv_cache_table(context=4096)}
+    assert rows["GPT-3 175B"]["KV bytes / token"] == 2 * 96 * 96 * 128 * 2  # 4.5 MiB
+    assert rows["Mistral 7B"]["KV bytes / token"] == 128 * 2**10
+    assert rows["PaLM 540B"]["KV bytes / token"] == 2 * 118 * 256 * 2
+    assert rows["Llama 2 70B"]["GiB at 4096 tokens"] == 1.25
+
+
+def test_kv_cache_view_formats_the_table():
+    from course_attention import viz
+
+    table = viz.kv_cache_view(grouped_query.kv_cache_table())
+    assert table.header[0] == "model" and len(table.rows) == len(grouped_query.MODEL_CONFIGS)
+    llama = next(r for r in table.rows if r[0] == "Llama 2 70B")
+    assert "327,680" in llama and "1.25" in llama and "8×" in llama
+    with pytest.raises(ValueError, match="at least one row"):
+        viz.kv_cache_view([])
+
+
 # --- sliding windows ------------------------------------------------------------------------
 
 

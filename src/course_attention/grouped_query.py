@@ -136,6 +136,8 @@ class ModelConfig:
     d_head: int
     source: str  # the citation key in references.bib
     where: str  # where in the source the numbers are given
+    d_model: int  # the model's width (n_heads · d_head, except for PaLM)
+    context: int  # tokens per training sequence
 
     @property
     def kind(self) -> str:
@@ -149,20 +151,27 @@ class ModelConfig:
 MODEL_CONFIGS: tuple[ModelConfig, ...] = (
     ModelConfig(
         "GPT-3 175B", 96, 96, 96, 128, "brown2020language",
-        "Table 2.1: n_layers 96, n_heads 96, d_head 128",
+        "Table 2.1: n_layers 96, d_model 12288, n_heads 96, d_head 128; section 2.1: a context "
+        "window of 2048 tokens",
+        d_model=12288, context=2048,
     ),
     ModelConfig(
         "Llama 2 70B", 80, 64, 8, 128, "touvron2023llama2",
-        "GQA with 8 KV heads in the paper; 80 layers, 64 heads, width 8192 (d_head 128) in "
-        "Meta's released configuration",
+        "Table 1: GQA, context length 4k; appendix A.2.1: GQA with 8 KV projections; 80 layers, "
+        "64 heads, width 8192 (d_head 128) in Meta's released configuration",
+        d_model=8192, context=4096,
     ),
     ModelConfig(
         "Mistral 7B", 32, 32, 8, 128, "jiang2023mistral",
-        "Table 1: n_layers 32, n_heads 32, n_kv_heads 8, head_dim 128, window_size 4096",
+        "Table 1: dim 4096, n_layers 32, head_dim 128, n_heads 32, n_kv_heads 8, "
+        "window_size 4096, context_len 8192",
+        d_model=4096, context=8192,
     ),
     ModelConfig(
         "PaLM 540B", 118, 48, 1, 256, "chowdhery2022palm",
-        "Table 1: 118 layers, 48 heads; multi-query attention (one KV head); head size 256",
+        "Table 1: 118 layers, 48 heads, d_model 18432, head size always 256; section 2: "
+        "multi-query attention (one KV head); section 5: sequence length 2048",
+        d_model=18432, context=2048,
     ),
 )
 

@@ -415,18 +415,18 @@ def alibi_slopes(n_heads: int) -> np.ndarray:
 
 
 def alibi_bias(n_heads: int, seq_q: int, seq_k: int | None = None) -> np.ndarray:
-    """ALiBi's linear bias ``-slope_h · (i - j)`` added to the scores of query ``i``, key ``j``.
+    """ALiBi's linear bias ``-slope_h · (m - n)`` added to the scores of query ``m``, key ``n``.
 
     Introduced in chapter 10 (positions). No position vectors at all: a head penalises each key
-    in proportion to its distance behind the query. Keys after the query (``j > i``) get
+    in proportion to its distance behind the query. Keys after the query (``n > m``) get
     ``-inf``: ALiBi is used with a causal mask. Returns ``(n_heads, seq_q, seq_k)``; add it to
     scores ``(batch, heads, seq_q, seq_k)`` before the softmax.
     """
     seq_k = seq_q if seq_k is None else seq_k
     if seq_q < 1 or seq_k < 1:
         raise ValueError(f"sequence lengths must be positive; got seq_q={seq_q}, seq_k={seq_k}")
-    distance = np.arange(seq_q)[:, None] - np.arange(seq_k)[None, :]  # (seq_q, seq_k): i - j
-    bias = -alibi_slopes(n_heads)[:, None, None] * distance  # (heads, seq_q, seq_k)
+    distance = np.arange(seq_q)[:, None] - np.arange(seq_k)[None, :]  # (seq_q, seq_k): m - n
+    bias = alibi_slopes(n_heads)[:, None, None] * -distance  # (heads, seq_q, seq_k); 0, not -0
     return np.where(distance >= 0, bias, -np.inf)
 
 

@@ -370,8 +370,9 @@ def rope_bound(d: int, offsets: np.ndarray, base: float = 10000.0) -> np.ndarray
     """RoFormer's long-term-decay quantity ``(2/d) Σ_j |S_j|``, ``S_j = Σ_{i<j} e^{i·offset·θ_i}``.
 
     Introduced in chapter 10: the curve of Su et al.'s Figure 2 ("relative upper bound"). The
-    score of any ``q``, ``k`` is at most ``max_i |h_i − h_{i+1}|`` times it, where ``h_i`` are
-    the pair products. Returns ``(len(offsets),)``.
+    score of any ``q``, ``k`` is at most ``(d/2) · max_i |h_{i+1} − h_i|`` times it, where
+    ``h_i`` are the pair products (the Abel-summation bound ``Σ_j |S_j| · max_i |h_{i+1} − h_i|``).
+    Returns ``(len(offsets),)``.
     """
     angle = np.outer(offsets, numpy_ref.rotary_frequencies(d, base))  # (offsets, d/2)
     partial = np.cumsum(np.exp(1j * angle), axis=1)  # (offsets, d/2): S_1 … S_{d/2}

@@ -280,7 +280,7 @@ def multi_head_explorer(head: int = 0, n_heads: int = 2, seed: int = 0) -> Explo
 def positions_explorer(position: int = 5, d_model: int = 32, base: float = 10000.0) -> Explorer:
     """Pick a position, the width and the base of the sinusoidal positions; see the vector.
 
-    Introduced in chapter 6. Controls: ``position`` (0 … 47), ``d_model`` (16, 32, 64 or 128)
+    Introduced in chapter 10. Controls: ``position`` (0 … 47), ``d_model`` (16, 32, 64 or 128)
     and ``base`` (100, 1000 or 10000: how slowly the slowest clock turns). The figure is
     :func:`course_attention.viz.position_figure`: the position's features, and its dot products
     with every position of a 48-token sequence.

@@ -112,22 +112,22 @@ def _rotate_cases() -> list[tuple]:
 
 
 def _alibi_reference(seq_len: int, slope: float) -> np.ndarray:
-    distance = np.subtract.outer(np.arange(seq_len), np.arange(seq_len))  # (seq, seq): i - j
+    distance = np.subtract.outer(np.arange(seq_len), np.arange(seq_len))  # (seq, seq): m - n
     return np.where(distance >= 0, -slope * distance, -np.inf)
 
 
 ALIBI_MISTAKES = (
     Mistake(
-        "the bias has the wrong sign: farther keys must get a *lower* score, −slope · (i − j)",
+        "the bias has the wrong sign: farther keys must get a *lower* score, −slope · (m − n)",
         lambda seq_len, slope: _alibi_reference(seq_len, -slope),
     ),
     Mistake(
-        "query and key axes swapped (j − i): rows are queries i, columns keys j, and a query "
+        "query and key axes swapped (n − m): rows are queries m, columns keys n, and a query "
         "may see the keys at or before it (the lower triangle)",
         lambda seq_len, slope: _alibi_reference(seq_len, slope).T,
     ),
     Mistake(
-        "no causal mask: −slope · |i − j| everywhere; keys after the query must get −inf",
+        "no causal mask: −slope · |m − n| everywhere; keys after the query must get −inf",
         lambda seq_len, slope: (
             -slope * np.abs(np.subtract.outer(np.arange(seq_len), np.arange(seq_len)))
         ),
@@ -183,7 +183,7 @@ register(
         minutes=5,
         mistakes=ALIBI_MISTAKES,
         hint=(
-            "distance = i − j with i the row (query) and j the column (key), "
+            "distance = m − n with m the row (query) and n the column (key), "
             "np.subtract.outer(np.arange(n), np.arange(n)); the bias is −slope · distance where "
             "distance ≥ 0 and −inf where the key comes after the query."
         ),

@@ -11,8 +11,16 @@ from numpy.typing import ArrayLike
 from .. import efficient
 from .. import numpy_ref as ref
 from .core import PALETTE, _layout, _rounded, curve, slider_figure
+from .multi_head import Table
 
-__all__ = ["tiling_states", "tiling_traces", "tiling_figure", "tiling_slider", "memory_figure"]
+__all__ = [
+    "tiling_states",
+    "tiling_traces",
+    "tiling_figure",
+    "tiling_slider",
+    "memory_figure",
+    "kv_cache_view",
+]
 
 #: The three states of a score in the tiled pass, as drawn (0, 1, 2).
 TILE_STATES = ("not computed yet", "computed, then dropped", "held now")
@@ -159,3 +167,22 @@ def memory_figure(
     fig.update_yaxes(type="log", title="peak memory (MB)")
     fig.update_layout(legend=dict(orientation="h", y=1.1, x=0))
     return _layout(fig, title, height=380)
+
+
+def kv_cache_view(rows: Sequence[dict]) -> Table:
+    """The rows of :func:`course_attention.grouped_query.kv_cache_table` as a table (chapter 11).
+
+    Bytes with thousands separators, GiB to two decimals, the saving as ``8×``.
+    """
+    if not rows:
+        raise ValueError("kv_cache_view needs at least one row")
+
+    def cell(key: str, value: object) -> str:
+        if key.startswith("GiB"):
+            return f"{value:.2f}"
+        if key == "saving":
+            return f"{value:.0f}×"
+        return f"{value:,}" if isinstance(value, int) else str(value)
+
+    header = list(rows[0])
+    return Table(header, [[cell(k, r[k]) for k in header] for r in rows])

@@ -103,7 +103,7 @@ def gradient_depth_slider(
 def positions_heatmap(table: ArrayLike, title: str | None = None) -> go.Figure:
     """Heatmap of a position table ``(seq_len, d_model)``: positions down, features across.
 
-    Introduced in chapter 6, for :func:`course_attention.numpy_ref.sinusoidal_positions`.
+    Introduced in chapter 10, for :func:`course_attention.numpy_ref.sinusoidal_positions`.
     Diverging colours from -1 to 1.
     """
     pe = np.asarray(table, dtype=float)
@@ -178,7 +178,7 @@ def _position_axes(fig: go.Figure, pe: np.ndarray) -> go.Figure:
 def position_figure(table: ArrayLike, position: int, title: str | None = None) -> go.Figure:
     """One position of ``table`` ``(seq_len, d_model)``: its vector and its dot products.
 
-    Introduced in chapter 6; the live explorer's figure (see :func:`position_traces`).
+    Introduced in chapter 10; the live explorer's figure (see :func:`position_traces`).
     """
     pe = _check_table(table)
     fig = go.Figure(position_traces(pe, position))
@@ -190,7 +190,7 @@ def position_slider(
 ) -> go.Figure:
     """:func:`position_figure` with a slider over ``positions`` (default: every position).
 
-    Introduced in chapter 6. Works on the static website (precomputed frames).
+    Introduced in chapter 10. Works on the static website (precomputed frames).
     """
     pe = _check_table(table)
     positions = list(range(len(pe))) if positions is None else [int(p) for p in positions]
