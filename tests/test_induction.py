@@ -182,3 +182,15 @@ def test_the_trained_model_learns_induction_with_seed_0(trained):
     ablated = ind.head_ablation(trained.model, trained.eval_batch)
     best = trained.induction[-1, 1].argmax()
     assert ablated[1, best] > after + 0.3  # switching the best induction head off hurts
+
+
+def test_checkpoint_frames_keep_only_the_causal_part_of_each_row():
+    from course_attention.viz.induction import _compact
+
+    causal = np.tril(np.full((4, 4), 0.25))
+    causal[3] = [0.5, 0.0, 0.25, 0.25]
+    rows = _compact(causal)
+    assert [len(r) for r in rows] == [1, 2, 3, 4]
+    assert rows[3] == [0.5, 0, 0.25, 0.25] and isinstance(rows[3][1], int)
+    full = np.full((3, 3), 1 / 3)  # not causal: every row kept whole
+    assert [len(r) for r in _compact(full)] == [3, 3, 3]

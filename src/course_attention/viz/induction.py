@@ -130,6 +130,23 @@ def two_heads_figure(
     return _layout(_two_panels(fig, names), title, height=440)
 
 
+def _compact(weights: np.ndarray) -> list[list[float]]:
+    """Rows of a causal map ``(seq, seq)`` for the page: row ``i`` keeps only keys ``0 … i``.
+
+    The cells above the diagonal are 0 in every causal map; plotly draws the missing cells of
+    the shorter rows blank. Exact zeros are written as ``0`` (three characters fewer than
+    ``0.0``). Together this makes a slider's frames about 2.5 times smaller. A map that is not
+    causal keeps its full rows.
+    """
+    causal = not np.triu(weights, 1).any()
+    return [
+        [0 if v == 0 else float(v) for v in row[: i + 1]]
+        if causal
+        else [0 if v == 0 else float(v) for v in row]
+        for i, row in enumerate(weights)
+    ]
+
+
 def checkpoint_slider(
     left: ArrayLike,
     right: ArrayLike,
@@ -150,8 +167,14 @@ def checkpoint_slider(
             f"maps must be (checkpoints, seq, seq) with {len(steps)} checkpoints; got {a.shape}"
         )
     a, b = np.round(a, 2), np.round(b, 2)
+
+    def frame(i: int) -> tuple[go.Heatmap, go.Heatmap]:
+        one, two = _pair(a[i], b[i], labels, names)
+        one.z, two.z = _compact(a[i]), _compact(b[i])
+        return one, two
+
     fig = slider_figure(
-        lambda i: _pair(a[i], b[i], labels, names),
+        frame,
         list(range(len(steps))),
         label="training step",
         active=len(steps) - 1,
