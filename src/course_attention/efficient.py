@@ -114,24 +114,10 @@ def _prepare(
     Q: ArrayLike, K: ArrayLike, V: ArrayLike, mask: ArrayLike | None, scale: float | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, float, tuple[int, ...]]:
     """Validate like ``numpy_ref.scaled_dot_product_attention``; broadcast views, no copies."""
-    from .numpy_ref import _as_float
+    from .numpy_ref import _attention_inputs
 
-    Q, K, V = _as_float("Q", Q), _as_float("K", K), _as_float("V", V)
-    scores_shape = _validate.attention_shapes(Q.shape, K.shape, V.shape)
-    for name, array in (("Q", Q), ("K", K), ("V", V)):
-        _validate.finite(name, array)
-    if scale is None:
-        scale = 1.0 / np.sqrt(Q.shape[-1])
-    elif not np.isfinite(scale):
-        raise ValueError(f"scale must be finite; got {scale}")
+    Q, K, V, mask, scale, scores_shape = _attention_inputs(Q, K, V, mask, scale)
     if mask is not None:
-        mask = np.asarray(mask)
-        if mask.dtype != bool:
-            raise ValueError(
-                f"mask must be boolean (True = may attend); got dtype {mask.dtype}. "
-                "Convert an additive float mask with `mask == 0`."
-            )
-        _validate.mask_shape(mask.shape, scores_shape)
         mask = np.broadcast_to(mask, scores_shape)  # a view: no (seq_q, seq_k) copy per batch
     lead = scores_shape[:-2]
     Q = np.broadcast_to(Q, lead + Q.shape[-2:])

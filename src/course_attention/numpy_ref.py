@@ -87,6 +87,19 @@ def scaled_dot_product_attention(
         ``(output, weights)``: output ``(..., seq_q, d_v)`` and weights ``(..., seq_q, seq_k)``.
         A query whose mask row is all False gets zero weights and a zero output.
     """
+    Q, K, V, mask, scale, _ = _attention_inputs(Q, K, V, mask, scale)
+    scores = (Q @ np.swapaxes(K, -1, -2)) * scale  # (..., seq_q, seq_k)
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    weights = softmax(scores, axis=-1)
+    return weights @ V, weights
+
+
+def _attention_inputs(
+    Q: ArrayLike, K: ArrayLike, V: ArrayLike, mask: ArrayLike | None, scale: float | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, float, tuple[int, ...]]:
+    """Check the inputs of an attention function; return them as arrays with the scale and the
+    shape of the scores ``(..., seq_q, seq_k)``. Shared by every numpy attention of the course."""
     Q, K, V = _as_float("Q", Q), _as_float("K", K), _as_float("V", V)
     scores_shape = _validate.attention_shapes(Q.shape, K.shape, V.shape)
     for name, array in (("Q", Q), ("K", K), ("V", V)):
@@ -95,7 +108,6 @@ def scaled_dot_product_attention(
         scale = 1.0 / np.sqrt(Q.shape[-1])
     elif not np.isfinite(scale):
         raise ValueError(f"scale must be finite; got {scale}")
-    scores = (Q @ np.swapaxes(K, -1, -2)) * scale  # (..., seq_q, seq_k)
     if mask is not None:
         mask = np.asarray(mask)
         if mask.dtype != bool:
@@ -104,9 +116,7 @@ def scaled_dot_product_attention(
                 "Convert an additive float mask with `mask == 0`."
             )
         _validate.mask_shape(mask.shape, scores_shape)
-        scores = np.where(mask, scores, -np.inf)
-    weights = softmax(scores, axis=-1)
-    return weights @ V, weights
+    return Q, K, V, mask, float(scale), scores_shape
 
 
 def causal_mask(seq_len: int, seq_k: int | None = None) -> np.ndarray:

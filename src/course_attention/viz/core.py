@@ -196,6 +196,42 @@ def _bars(w: np.ndarray, keys: Sequence[str]) -> go.Bar:
     )
 
 
+def _two_panels(
+    fig: go.Figure,
+    titles: Sequence[str],
+    x_title: str,
+    y_title: str,
+    left: tuple[float, float] = (0.0, 0.45),
+    right: tuple[float, float] = (0.52, 0.97),
+    ticklabels: bool = True,
+) -> go.Figure:
+    """Lay out two heatmaps side by side (the second on axes ``x2``/``y2``), each titled.
+
+    Queries run down (reversed y axes), keys across; used by chapters 7 and 9.
+    """
+    axis = dict(showticklabels=ticklabels)
+    fig.update_layout(
+        xaxis=dict(domain=list(left), title=x_title, **axis),
+        yaxis=dict(autorange="reversed", title=y_title, **axis),
+        xaxis2=dict(domain=list(right), title=x_title, anchor="y2", **axis),
+        yaxis2=dict(autorange="reversed", anchor="x2", **axis),
+        annotations=[
+            dict(
+                text=t,
+                x=(lo + hi) / 2,
+                y=1.0,
+                xref="paper",
+                yref="paper",
+                yanchor="bottom",
+                showarrow=False,
+                font=dict(size=13),
+            )
+            for t, (lo, hi) in zip(titles, (left, right), strict=True)
+        ],
+    )
+    return fig
+
+
 def slider_figure(
     make_traces: Callable[[Any], Sequence[Any]],
     values: Sequence[Any],

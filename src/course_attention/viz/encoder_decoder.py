@@ -19,6 +19,7 @@ from .core import (
     WEIGHT_SCALE,
     _layout,
     _rounded,
+    _two_panels,
     heatmap_trace,
     mask_trace,
     slider_figure,
@@ -186,25 +187,8 @@ def cross_attention_heads_slider(
         title=title,
         height=max(420, 180 + 40 * len(queries)),
     )
-    fig.update_layout(
-        xaxis=dict(domain=[0.0, 0.44], title="encoder position (key)"),
-        yaxis=dict(autorange="reversed", title="decoder query"),
-        xaxis2=dict(domain=[0.5, 0.94], title="encoder position (key)", anchor="y2"),
-        yaxis2=dict(autorange="reversed", anchor="x2"),
-        annotations=[
-            dict(
-                text=t,
-                x=x,
-                y=1.0,
-                xref="paper",
-                yref="paper",
-                yanchor="bottom",
-                showarrow=False,
-                font=dict(size=13),
-            )
-            for t, x in zip(panel_titles, (0.22, 0.72), strict=True)
-        ],
-    )
+    keys_across = "encoder position (key)"
+    _two_panels(fig, panel_titles, keys_across, "decoder query", (0.0, 0.44), (0.5, 0.94))
     return fig
 
 

@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
 from .core import PALETTE, _layout, _rounded, curve, heatmap_trace, slider_figure
+from .core import _two_panels as _panels
 
 __all__ = [
     "phase_change_figure",
@@ -79,26 +80,7 @@ def _pair(
 
 
 def _two_panels(fig: go.Figure, names: tuple[str, str]) -> go.Figure:
-    fig.update_layout(
-        xaxis=dict(domain=[0.0, 0.45], title="key position", showticklabels=False),
-        yaxis=dict(autorange="reversed", title="query position", showticklabels=False),
-        xaxis2=dict(domain=[0.52, 0.97], title="key position", anchor="y2", showticklabels=False),
-        yaxis2=dict(autorange="reversed", anchor="x2", showticklabels=False),
-        annotations=[
-            dict(
-                text=t,
-                x=x,
-                y=1.0,
-                xref="paper",
-                yref="paper",
-                yanchor="bottom",
-                showarrow=False,
-                font=dict(size=13),
-            )
-            for t, x in zip(names, (0.225, 0.745), strict=True)
-        ],
-    )
-    return fig
+    return _panels(fig, names, "key position", "query position", ticklabels=False)
 
 
 def _check_maps(
