@@ -80,20 +80,13 @@ def grouped_query_attention(
     """
     from .numpy_ref import (
         _as_float,
-        _check_heads,
+        _head_inputs,
         merge_heads,
         scaled_dot_product_attention,
         split_heads,
     )
 
-    X_q, X_kv = _as_float("X_q", X_q), _as_float("X_kv", X_kv)
-    for name, X in (("X_q", X_q), ("X_kv", X_kv)):
-        if X.ndim != 3:
-            raise ValueError(f"{name} must have shape (batch, seq, d_model); got {X.shape}")
-    if X_q.shape[0] != X_kv.shape[0] or X_q.shape[2] != X_kv.shape[2]:
-        raise ValueError(f"X_q {X_q.shape} and X_kv {X_kv.shape} must share batch and d_model")
-    d_model = X_q.shape[-1]
-    _check_heads(d_model, n_heads)
+    X_q, X_kv, d_model = _head_inputs(X_q, X_kv, n_heads)
     _check_groups(n_heads, n_kv_heads)
     d_kv = n_kv_heads * (d_model // n_heads)
     names = ("W_q", "W_k", "W_v", "W_o")

@@ -214,6 +214,21 @@ def merge_heads(X: ArrayLike) -> np.ndarray:
     return X.transpose(0, 2, 1, 3).reshape(batch, seq, heads * d_head)
 
 
+def _head_inputs(
+    X_q: ArrayLike, X_kv: ArrayLike, n_heads: int
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Check the inputs of a multi-head attention ``(batch, seq, d_model)``; return them and
+    ``d_model`` (shared by multi-head and grouped-query attention)."""
+    X_q, X_kv = _as_float("X_q", X_q), _as_float("X_kv", X_kv)
+    for name, X in (("X_q", X_q), ("X_kv", X_kv)):
+        if X.ndim != 3:
+            raise ValueError(f"{name} must have shape (batch, seq, d_model); got {X.shape}")
+    if X_q.shape[0] != X_kv.shape[0] or X_q.shape[2] != X_kv.shape[2]:
+        raise ValueError(f"X_q {X_q.shape} and X_kv {X_kv.shape} must share batch and d_model")
+    _check_heads(X_q.shape[-1], n_heads)
+    return X_q, X_kv, X_q.shape[-1]
+
+
 def _check_heads(d_model: int, n_heads: int) -> None:
     if not isinstance(n_heads, (int, np.integer)) or n_heads < 1 or d_model % n_heads:
         raise ValueError(
@@ -250,14 +265,7 @@ def multi_head_attention(
         ``(output, weights)``: ``(batch, seq_q, d_model)`` and per-head weights
         ``(batch, heads, seq_q, seq_k)``.
     """
-    X_q, X_kv = _as_float("X_q", X_q), _as_float("X_kv", X_kv)
-    for name, X in (("X_q", X_q), ("X_kv", X_kv)):
-        if X.ndim != 3:
-            raise ValueError(f"{name} must have shape (batch, seq, d_model); got {X.shape}")
-    if X_q.shape[0] != X_kv.shape[0] or X_q.shape[2] != X_kv.shape[2]:
-        raise ValueError(f"X_q {X_q.shape} and X_kv {X_kv.shape} must share batch and d_model")
-    d_model = X_q.shape[-1]
-    _check_heads(d_model, n_heads)
+    X_q, X_kv, d_model = _head_inputs(X_q, X_kv, n_heads)
     weights_in = [
         _as_float(n, W)
         for n, W in zip("W_q W_k W_v W_o".split(), (W_q, W_k, W_v, W_o), strict=True)
