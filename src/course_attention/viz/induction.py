@@ -74,6 +74,7 @@ def _pair(
 ) -> tuple[go.Heatmap, go.Heatmap]:
     one = heatmap_trace(left, labels, labels, show_values=False)
     two = heatmap_trace(right, labels, labels, show_values=False)
+    one.z, two.z = _compact(np.round(left, 2)), _compact(np.round(right, 2))  # small pages
     one.update(name=names[0])
     two.update(name=names[1], showscale=False, xaxis="x2", yaxis="y2")
     return one, two
@@ -140,23 +141,17 @@ def checkpoint_slider(
     """Two heads on one sequence, with a slider over training checkpoints.
 
     Introduced in chapter 9. ``left``, ``right`` ``(checkpoints, seq, seq)``; ``steps``
-    ``(checkpoints,)`` the training step of each. Frames are precomputed (rounded to 2 decimals
-    to keep the page small), so the slider works on the static website; it starts at the last.
+    ``(checkpoints,)`` the training step of each. Frames are precomputed (rounded to 2 decimals,
+    causal rows only, to keep the page small), so the slider works on the static website; it
+    starts at the last.
     """
     a, b = _check_maps(left, right, labels)
     if a.ndim != 3 or len(a) != len(steps):
         raise ValueError(
             f"maps must be (checkpoints, seq, seq) with {len(steps)} checkpoints; got {a.shape}"
         )
-    a, b = np.round(a, 2), np.round(b, 2)
-
-    def frame(i: int) -> tuple[go.Heatmap, go.Heatmap]:
-        one, two = _pair(a[i], b[i], labels, names)
-        one.z, two.z = _compact(a[i]), _compact(b[i])
-        return one, two
-
     fig = slider_figure(
-        frame,
+        lambda i: _pair(a[i], b[i], labels, names),
         list(range(len(steps))),
         label="training step",
         active=len(steps) - 1,
