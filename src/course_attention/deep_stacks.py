@@ -20,6 +20,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .training import torch_threads
+
 __all__ = ["INITS", "StackSignal", "residual_stack_signal", "FfnGradients", "ffn_gradient_norms"]
 
 #: The initialisations :func:`residual_stack_signal` knows.
@@ -29,21 +31,6 @@ INITS: tuple[str, ...] = ("pytorch", "he")
 def _check_count(name: str, value: int, least: int = 1) -> None:
     if int(value) != value or value < least:
         raise ValueError(f"{name} must be an integer ≥ {least}; got {value!r}")
-
-
-class _OneThread:
-    """Run small torch work on one thread: faster than a pool for (8, 32) tensors."""
-
-    def __enter__(self) -> None:
-        import torch
-
-        self.threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-
-    def __exit__(self, *exc: object) -> None:
-        import torch
-
-        torch.set_num_threads(self.threads)
 
 
 class StackSignal(NamedTuple):
@@ -98,7 +85,7 @@ def residual_stack_signal(
     if init not in INITS:
         raise ValueError(f"init must be one of {INITS}; got {init!r}")
     gen = torch.Generator().manual_seed(seed)
-    with _OneThread(), torch.random.fork_rng():
+    with torch_threads(1), torch.random.fork_rng():
         torch.manual_seed(seed)
         blocks = [FeedForward(d_model, 4 * d_model).double() for _ in range(depth)]
         for block in blocks:
@@ -168,7 +155,7 @@ def ffn_gradient_norms(
     if len(seeds) == 0:
         raise ValueError("ffn_gradient_norms needs at least one seed")
     totals = np.zeros((4, n_layers))
-    with _OneThread(), torch.random.fork_rng():
+    with torch_threads(1), torch.random.fork_rng():
         for seed in seeds:
             torch.manual_seed(seed)
             layers = [

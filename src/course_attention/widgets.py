@@ -314,15 +314,24 @@ def positions_explorer(position: int = 5, d_model: int = 32, base: float = 10000
 
 def _digit_model(seed: int = 0) -> Any:
     """The chapter-7 model, untrained and seeded without touching the global torch RNG."""
-    import torch
-
     from . import modules, tasks
+
+    return _seeded(
+        lambda: modules.Seq2SeqTransformer(
+            tasks.VOCAB_SIZE, tasks.VOCAB_SIZE, d_model=32, n_heads=4, n_layers=2, max_len=16
+        ),
+        seed,
+    )
+
+
+def _seeded(build: Callable[[], Any], seed: int) -> Any:
+    """``build()`` with torch seeded by ``seed``, leaving the global torch RNG as it was; in
+    eval mode. The explorers' default models are untrained: the chapters pass trained ones."""
+    import torch
 
     with torch.random.fork_rng():
         torch.manual_seed(seed)
-        model = modules.Seq2SeqTransformer(
-            tasks.VOCAB_SIZE, tasks.VOCAB_SIZE, d_model=32, n_heads=4, n_layers=2, max_len=16
-        )
+        model = build()
     return model.eval()
 
 
@@ -509,14 +518,9 @@ def rope_explorer(offset: int = 8, d: int = 64, base: float = 10000.0) -> Explor
 
 def _gpt_model(seed: int = 0) -> Any:
     """Chapter 8's model, untrained and seeded without touching the global torch RNG."""
-    import torch
-
     from . import gpt
 
-    with torch.random.fork_rng():
-        torch.manual_seed(seed)
-        model = gpt.GPT(gpt.CHAPTER_CONFIG)
-    return model.eval()
+    return _seeded(lambda: gpt.GPT(gpt.CHAPTER_CONFIG), seed)
 
 
 @_explorer

@@ -196,6 +196,10 @@ def _bars(w: np.ndarray, keys: Sequence[str]) -> go.Bar:
     )
 
 
+#: The style of a panel's title above a subplot (paper coordinates, no arrow).
+_PANEL_TITLE = dict(xref="paper", yref="paper", showarrow=False, yanchor="bottom")
+
+
 def _two_panels(
     fig: go.Figure,
     titles: Sequence[str],
@@ -216,16 +220,7 @@ def _two_panels(
         xaxis2=dict(domain=list(right), title=x_title, anchor="y2", **axis),
         yaxis2=dict(autorange="reversed", anchor="x2", **axis),
         annotations=[
-            dict(
-                text=t,
-                x=(lo + hi) / 2,
-                y=1.0,
-                xref="paper",
-                yref="paper",
-                yanchor="bottom",
-                showarrow=False,
-                font=dict(size=13),
-            )
+            dict(text=t, x=(lo + hi) / 2, y=1.0, font=dict(size=13), **_PANEL_TITLE)
             for t, (lo, hi) in zip(titles, (left, right), strict=True)
         ],
     )

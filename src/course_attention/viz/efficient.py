@@ -10,7 +10,7 @@ from numpy.typing import ArrayLike
 
 from .. import efficient
 from .. import numpy_ref as ref
-from .core import PALETTE, _layout, _rounded, curve, slider_figure
+from .core import _PANEL_TITLE, PALETTE, _layout, _rounded, curve, slider_figure
 from .multi_head import Table
 
 __all__ = [
@@ -107,8 +107,6 @@ def _two_panels(fig: go.Figure, seq_len: int, gap_max: float) -> go.Figure:
     )
     return fig
 
-
-_PANEL_TITLE = dict(xref="paper", yref="paper", showarrow=False, yanchor="bottom")
 
 
 def tiling_figure(

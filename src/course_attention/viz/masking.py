@@ -10,6 +10,7 @@ from numpy.typing import ArrayLike
 
 from .. import numpy_ref as ref
 from .core import (
+    _PANEL_TITLE,
     PALETTE,
     _layout,
     _rounded,
@@ -93,8 +94,6 @@ def _two_panels(fig: go.Figure) -> go.Figure:
     )
     return fig
 
-
-_PANEL_TITLE = dict(xref="paper", yref="paper", showarrow=False, yanchor="bottom")
 
 
 def mask_figure(
