@@ -5,6 +5,8 @@ Two parts, both listed in the book's configuration:
 * :class:`PlotlyMimeRenderer`, a myst-nb mime-render plugin (entry point
   ``myst_nb.mime_renderers``): it turns plotly's JSON output into a ``<div>`` plus a
   ``Plotly.newPlot`` call and asks for ``plotly.min.js`` on that page only.
+* :class:`ExplorerMimeRenderer`, the same for a live explorer's spec: the first state's figure,
+  the spec, and the explorer runtime (``_static/explorers/``) on that page only.
 * :func:`setup`, a Sphinx extension (``course_attention.book`` in ``_config.yml``): at the end of
   the build it copies ``plotly.min.js`` from the installed plotly into ``_static/``, so the
   browser library always matches the Python one, and it adds the course's small stylesheet.
@@ -47,6 +49,84 @@ class PlotlyMimeRenderer:
         label = escape(figure_label(figure), quote=True)
         html = f'<figure class="plotly-figure" role="group" aria-label="{label}">{html}</figure>'
         return [nodes.raw("", html, format="html", classes=["output", "plotly-figure"])]
+
+
+EXPLORER_MIME = "application/vnd.course-attention.explorer+json"  # = live.EXPLORER_MIME
+EXPLORER_DIR = "explorers"  # under _static/: core.js, one file per kind, models/
+
+
+class ExplorerMimeRenderer:
+    """Render an explorer spec (:mod:`course_attention.live`) as a live explorer of the page.
+
+    The page gets the first state as a static plotly figure, the spec as JSON, and the runtime
+    (``_static/explorers/core.js`` plus the kind's file). A model's weights go to their own
+    file under ``_static/explorers/models/``, fetched only when the reader asks for them.
+    Outranks the ipywidgets view that shares the output.
+    """
+
+    mime_priority_overrides: ClassVar[list[tuple[str, str, int]]] = [
+        (builder, EXPLORER_MIME, 2) for builder in HTML_BUILDERS
+    ]
+
+    @staticmethod
+    def handle_mime(renderer: Any, data: Any, inline: bool) -> list | None:
+        if data.mime_type != EXPLORER_MIME:
+            return None
+        from docutils import nodes
+
+        content = data.content
+        spec = dict(json.loads(content) if isinstance(content, (str, bytes)) else content)
+        figure = spec.pop("figure")
+        TRACE_TYPES.update(trace.get("type", "scatter") for trace in figure.get("data", []))
+        env = renderer.renderer.sphinx_env
+        if spec.get("model") is not None:
+            spec["model"] = _write_model(env, spec["kind"], spec["model"])
+        for key, uri in explorer_scripts(spec):
+            renderer.add_js_file(key, uri, {})
+        html = explorer_html(spec, figure, div_id=f"fig-{data.cell_index}-{data.output_index}")
+        return [nodes.raw("", html, format="html", classes=["output", "ca-explorer"])]
+
+
+def explorer_scripts(spec: dict) -> list[tuple[str, str]]:
+    """``(key, path under _static/)`` of every script an explorer's page needs, in order."""
+    names = [*spec.get("scripts", []), spec["kind"]]
+    return [("plotly", PLOTLY_JS), ("ca-explorers", f"{EXPLORER_DIR}/core.js")] + [
+        (f"ca-{name}", f"{EXPLORER_DIR}/{name}.js") for name in names
+    ]
+
+
+def explorer_html(spec: dict, figure: dict, div_id: str) -> str:
+    """The explorer's HTML: controls (filled by the runtime), a message line, the first state's
+    figure, the spec as JSON, and a note for readers without JavaScript."""
+    text = json.dumps(spec, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
+    label = escape(f"Live explorer. {figure_label(figure)}", quote=True)
+    return (
+        f'<figure class="plotly-figure ca-explorer" role="group" aria-label="{label}"'
+        f' data-kind="{escape(spec["kind"], quote=True)}">'
+        '<div class="ca-controls" hidden></div>'
+        '<p class="ca-message" role="status" aria-live="polite" hidden></p>'
+        f"{figure_html(figure, div_id=div_id)}"
+        f'<script type="application/json" class="ca-spec">{text}</script>'
+        '<noscript><p class="ca-noscript">This explorer runs in your browser and needs '
+        "JavaScript; open the notebook in JupyterLab or Colab to use it there.</p></noscript>"
+        "</figure>"
+    )
+
+
+def _write_model(env: Any, kind: str, payload: dict) -> dict:
+    """Write a model's weights to ``_static/explorers/models/`` (named by content); return the
+    page's reference: its URL relative to the page, and its size in bytes."""
+    import hashlib
+
+    from myst_nb._compat import get_env_app  # env.app, across Sphinx versions
+
+    body = json.dumps(payload, separators=(",", ":")).encode()
+    name = f"{kind}-{hashlib.sha256(body).hexdigest()[:12]}.json"
+    folder = Path(get_env_app(env).outdir) / "_static" / EXPLORER_DIR / "models"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_bytes(body)
+    up = "../" * env.docname.count("/")
+    return {"url": f"{up}_static/{EXPLORER_DIR}/models/{name}", "bytes": len(body)}
 
 
 def figure_label(figure: dict) -> str:

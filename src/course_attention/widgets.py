@@ -1,12 +1,14 @@
 """Live explorers for JupyterLab and Colab: controls that redraw a plotly figure.
 
 Only widgets common to ipywidgets 7.7 (Colab) and 8 are used: sliders, dropdowns, toggle
-buttons, boxes, ``interactive_output``. On the static website these cells are hidden
-(``remove-output``); the slider figures of :mod:`course_attention.viz` take their place.
+buttons, boxes, ``interactive_output``. An explorer given a ``live`` spec displays one output with
+two faces: the widgets (JupyterLab, Colab) and the spec the website runs in the reader's browser
+(:mod:`course_attention.live`).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -43,10 +45,14 @@ class Explorer:
     """
 
     def __init__(
-        self, controls: dict[str, w.ValueWidget], make_figure: Callable[..., go.Figure]
+        self,
+        controls: dict[str, w.ValueWidget],
+        make_figure: Callable[..., go.Figure],
+        live: dict[str, Any] | None = None,
     ) -> None:
         self.controls = controls
         self.make_figure = make_figure
+        self.live = live  # {"kind", "data"}, optional "model", "controls", "omit": see spec()
         self.figure: go.Figure | None = None
         for control in controls.values():  # a full label, and room for the slider itself
             control.style.description_width = "initial"
@@ -60,10 +66,31 @@ class Explorer:
         self.figure = self.make_figure(**values)
         viz.show(self.figure)
 
+    def spec(self) -> dict[str, Any] | None:
+        """The website's explorer: ``live`` plus the controls read off the widgets and the
+        first state's figure (the page draws it before, and without, the live runtime)."""
+        if self.live is None:
+            return None
+        from . import live
+
+        shared = {k: c for k, c in self.controls.items() if k not in self.live.get("omit", ())}
+        extra = self.live.get("controls", [])
+        return live.jsonable(
+            {**self.live, "controls": live.controls_spec(shared) + extra}
+        ) | {"figure": json.loads(self.figure.to_json()) if self.figure is not None else None}
+
     def _ipython_display_(self) -> None:
         from IPython.display import display
 
-        display(self.widget)
+        spec = self.spec()
+        if spec is None:
+            display(self.widget)
+            return
+        from . import live
+
+        view = {"version_major": 2, "version_minor": 0, "model_id": self.widget.model_id}
+        text = f"Live explorer ({spec['kind']}): run this cell in JupyterLab or Colab."
+        display({live.WIDGET_MIME: view, live.EXPLORER_MIME: spec, "text/plain": text}, raw=True)
 
 
 def _slider(description: str, value: float, lo: float, hi: float, step: float) -> w.FloatSlider:
@@ -91,8 +118,11 @@ def soft_lookup_explorer(
     """Turn a 2-D query and change the temperature; watch the weights and the value follow.
 
     Introduced in chapter 1. Controls: ``angle`` of the unit query in degrees, ``temperature``
-    of the softmax. The figure is :func:`course_attention.viz.soft_lookup_figure`.
+    of the softmax. The figure is :func:`course_attention.viz.soft_lookup_figure`. On the
+    website (``lookup.js``) the reader drags the query anywhere on the plane instead.
     """
+    from . import toy
+
     controls = {
         "angle": w.FloatSlider(
             value=angle,
@@ -110,7 +140,20 @@ def soft_lookup_explorer(
     def make_figure(angle: float, temperature: float) -> go.Figure:
         return viz.soft_lookup_figure(viz.query_direction(angle), temperature, keys)
 
-    return Explorer(controls, make_figure)
+    q = viz.query_direction(angle)
+    live = {  # the page drags the query anywhere on the plane, not only round the unit circle
+        "kind": "lookup",
+        "data": {"keys": toy.word_matrix(list(keys)), "words": list(keys),
+                 "values": [toy.FRUIT_DICT[k] for k in keys]},
+        "omit": ["angle"],
+        "controls": [
+            {"name": "qx", "type": "range", "label": f"query {toy.WORD_FEATURES[0]}",
+             "min": -1.3, "max": 1.3, "step": 0.01, "value": round(float(q[0]), 2), "format": 2},
+            {"name": "qy", "type": "range", "label": f"query {toy.WORD_FEATURES[1]}",
+             "min": -1.3, "max": 1.3, "step": 0.01, "value": round(float(q[1]), 2), "format": 2},
+        ],
+    }
+    return Explorer(controls, make_figure, live)
 
 
 # --- chapter 2: scaled dot-product ----------------------------------------------------------
