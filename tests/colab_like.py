@@ -18,6 +18,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _notebooks import execute, notebooks  # noqa: E402
 
 COLAB_HTML = "s.onload = draw"  # the Colab renderer waits for plotly.js before drawing
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"  # what Colab draws of an explorer
+EXPLORER_MIME = "application/vnd.course-attention.explorer+json"  # what the website draws
 
 
 def main() -> int:
@@ -36,13 +38,16 @@ def main() -> int:
         outputs = [o for c in nb.cells for o in c.get("outputs", []) if "data" in o]
         colab = sum(COLAB_HTML in o["data"].get("text/html", "") for o in outputs)
         plotly_json = sum("application/vnd.plotly.v1+json" in o["data"] for o in outputs)
-        if plotly_json or (not colab and path.stem[:2].isdigit()):  # chapters all have figures
-            print(f"FAIL {path.stem}: {colab} Colab figures, {plotly_json} plotly JSON outputs")
+        live = [o["data"] for o in outputs if EXPLORER_MIME in o["data"]]
+        no_widget = sum(WIDGET_MIME not in d for d in live)
+        if plotly_json or no_widget or (not colab and path.stem[:2].isdigit()):
+            print(f"FAIL {path.stem}: {colab} Colab figures, {plotly_json} plotly JSON outputs, "
+                  f"{no_widget} explorers without their widget view")
             failed += 1
             continue
         print(
-            f"ok   {path.stem}: {colab} figures via the Colab renderer, "
-            f"{time.perf_counter() - start:.1f} s"
+            f"ok   {path.stem}: {colab} figures via the Colab renderer, {len(live)} explorers "
+            f"(widget + page spec), {time.perf_counter() - start:.1f} s"
         )
         passed += 1
     print(f"{passed} passed, {failed} failed")

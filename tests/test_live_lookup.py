@@ -6,8 +6,8 @@ import itertools
 
 import numpy as np
 import pytest
-from _explorers import open_page, plotted, set_control, standalone, wait_live
 
+from _explorers import open_page, plotted, set_control, standalone, wait_live
 from course_attention import numpy_ref, toy, viz, widgets
 
 pytestmark = pytest.mark.browser

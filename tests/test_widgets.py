@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import ipywidgets as w
 import pytest
@@ -53,3 +54,25 @@ def test_controls_wrap_keep_their_width_and_full_labels(name):
         assert int(control.layout.min_width.removesuffix("px")) >= 400, label
         assert control.style.description_width == "initial", f"{label}: label would be cut"
     assert "run this cell again" in note.value
+
+
+@pytest.mark.parametrize("name", sorted(widgets.EXPLORERS))
+def test_every_explorer_displays_the_widget_and_the_page_spec_in_one_output(name, monkeypatch):
+    """One call, every place: the widget view for JupyterLab and Colab, the spec for the site."""
+    from IPython import display as ipd
+
+    from course_attention import book, live
+
+    shown = []
+    monkeypatch.setattr(ipd, "display", lambda obj, raw=False: shown.append((obj, raw)))
+    explorer = widgets.EXPLORERS[name]()
+    explorer._ipython_display_()
+    (bundle, raw), = shown
+    assert raw and bundle[live.WIDGET_MIME]["model_id"] == explorer.widget.model_id
+    spec = json.loads(json.dumps(bundle[live.EXPLORER_MIME], allow_nan=False))
+    assert spec["figure"]["data"], "the first state, drawn before (and without) the runtime"
+    names = [c["name"] for c in spec["controls"]]
+    assert len(names) == len(set(names)) and names
+    static = Path(book.__file__).parent / "static"
+    for _, path in book.explorer_scripts(spec)[1:]:
+        assert (static / path).is_file(), f"{name}: {path} is missing"

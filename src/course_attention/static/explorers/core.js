@@ -262,7 +262,8 @@
     this.message = root.querySelector(".ca-message");
     this.controlsBox = root.querySelector(".ca-controls");
     this.controls = {};
-    this.redrawMs = [];
+    this.redrawMs = []; // per input event: recompute + Plotly.react, in milliseconds
+    this.computeMs = []; // the recompute alone
     this.model = null;
     this.update = null;
     (this.spec.controls || []).forEach(function (c) { self.addControl(c); });
@@ -338,6 +339,7 @@
     } catch (error) {
       result = { message: error.message };
     }
+    var t1 = performance.now();
     if (!result) return;
     if (result.message) {
       this.say(result.message);
@@ -352,6 +354,7 @@
     var layout = Object.assign({}, t.layout, result.layout || {});
     window.Plotly.react(this.figure, data, layout);
     this.lastResult = result;
+    this.computeMs.push(t1 - t0);
     this.redrawMs.push(performance.now() - t0);
   };
 

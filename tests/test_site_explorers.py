@@ -1,0 +1,87 @@
+"""On the built site, every live explorer runs in Chromium and equals the package's numbers.
+
+Each kind's ``check(page, i, root)`` lives in ``tests/test_live_<kind>.py`` (where a standalone
+page runs it in seconds); here the same checks run on the pages of ``_build/html`` with the
+chapters' own explorers — the trained models included. Needs ``make strict-build`` and chromium.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+
+import pytest
+
+from _explorers import load_model, open_page, wait_live
+from _site import SITE, browser, pages, serve
+
+pytestmark = pytest.mark.browser
+
+HERE = Path(__file__).parent
+#: The chapters whose main explorer the issue names; each must be live on its page.
+LIVE_CHAPTERS = ("01_", "02_", "04_", "05_", "07_", "08_", "09_")
+#: What the checks compared, by page (written for the closing note and benchmarks/site.py).
+REPORT = SITE.parent / "explorer-checks.json"
+
+
+def _checks() -> dict:
+    return {
+        p.stem.removeprefix("test_live_"): importlib.import_module(p.stem).check
+        for p in sorted(HERE.glob("test_live_*.py"))
+    }
+
+
+@pytest.fixture(scope="module")
+def site():
+    assert (SITE / "index.html").exists(), "build the book first: make strict-build"
+    report: dict = {}
+    with serve() as base, browser() as chromium:
+        yield base, chromium, report
+    if report:
+        old = json.loads(REPORT.read_text()) if REPORT.exists() else {}
+        REPORT.write_text(json.dumps(old | report, indent=1))
+
+
+LABELLED_JS = """root => Array.from(root.querySelectorAll('.ca-controls input, .ca-controls select,
+  .ca-controls button')).filter(el => {
+    if (el.tagName === 'BUTTON') return !(el.textContent.trim() || el.getAttribute('aria-label'));
+    return !(el.labels && el.labels.length) && !el.getAttribute('aria-label');
+  }).map(el => el.outerHTML.slice(0, 80))"""
+
+
+@pytest.mark.parametrize("path", [p for p in pages() if p.startswith("chapters/")])
+def test_every_explorer_on_the_page_is_live_and_equals_the_package(site, path):
+    base, chromium, report = site
+    html = (SITE / path).read_text()
+    n = html.count('class="plotly-figure ca-explorer"')
+    name = Path(path).name
+    if name.startswith(LIVE_CHAPTERS):
+        assert n >= 1, f"{path}: the chapter's main explorer is not live"
+    if n == 0:
+        return
+    checks = _checks()
+    page, outside, errors = open_page(chromium, base + path)
+    wait_live(page, n)
+    found = []
+    for i in range(n):
+        spec = page.evaluate("i => CourseAttention.explorers[i].spec", i)
+        kind = spec["kind"]
+        assert kind in checks, f"{path}: explorer {i} ({kind}) has no check in tests/"
+        root = page.locator(".ca-explorer").nth(i)
+        unlabelled = root.evaluate(LABELLED_JS)
+        assert not unlabelled, f"{path}: controls without a label: {unlabelled}"
+        if spec.get("model"):
+            assert spec["model"]["bytes"] <= 1_000_000, f"{path}: model file over 1 MB"
+            load_model(page, i)
+        compared = checks[kind](page, i, SITE)
+        assert compared > 0
+        controls = page.evaluate("i => Object.keys(CourseAttention.explorers[i].controls)", i)
+        redraws = page.evaluate("i => CourseAttention.explorers[i].redrawMs", i)
+        model_bytes = (spec.get("model") or {}).get("bytes")
+        found.append({"kind": kind, "controls": len(controls), "compared": compared,
+                      "redraws": len(redraws), "model_bytes": model_bytes})
+    report[path] = found
+    assert not outside, f"{path}: requests left the site: {outside}"
+    assert not [e for e in errors if "THEBE" not in e and "theme mode" not in e], errors
+    page.close()
