@@ -47,6 +47,9 @@ def test_chapters_import_the_package_and_start_with_a_setup_cell():
         assert any("import course_attention" in c.source for c in code), path.name
 
 
+EXPLORER_MIME = "application/vnd.course-attention.explorer+json"
+
+
 def _text_outputs(nb) -> list[str]:
     texts = []
     for cell in nb.cells:
@@ -57,8 +60,11 @@ def _text_outputs(nb) -> list[str]:
                 texts.append(out.text)
             elif "data" in out:
                 data = out["data"]
-                if "application/vnd.jupyter.widget-view+json" in data:
+                if EXPLORER_MIME in data:  # the page's explorer, model weights included
+                    texts.append(json.dumps(data[EXPLORER_MIME], sort_keys=True))
                     continue
+                if "application/vnd.jupyter.widget-view+json" in data:
+                    continue  # a widget's id differs from run to run
                 for mime in ("text/plain", "application/vnd.plotly.v1+json"):
                     if mime in data:
                         texts.append(json.dumps(data[mime], sort_keys=True))
