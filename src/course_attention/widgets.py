@@ -160,35 +160,33 @@ def soft_lookup_explorer(
 
 
 @_explorer
-def scaling_explorer(d_k: int = 64, scaled: bool = True, seq_k: int = 8, seed: int = 0) -> Explorer:
+def scaling_explorer(
+    d_k: int = 64, scaled: bool = True, draw: int = 0, seq_k: int = 8
+) -> Explorer:
     """Live explorer of one query's weights as ``d_k`` grows, with the √d_k scale on or off.
 
-    Introduced in chapter 2. Controls: ``d_k`` (1 … 1024, powers of two) and ``scaled``
-    (divide the scores by √d_k). The query and keys stay the same: widening ``d_k`` uses more of
-    their features (see :func:`course_attention.experiments.weights_by_width`).
+    Introduced in chapter 2. Controls: ``scaled`` (divide the scores by √d_k), ``d_k`` (every
+    integer 1 … 1024) and ``draw`` (which random query and keys; a button moves to the next).
+    Width ``d_k`` uses the first ``d_k`` features of the draw's query and keys, drawn by the
+    portable generator the website's page runs too (:mod:`course_attention.live.scaling`).
     """
-    from . import experiments
+    from .live import scaling as live_scaling
 
-    widths = list(experiments.DK_VALUES)
-    if d_k not in widths:
-        raise ValueError(f"d_k must be one of {widths}; got {d_k}")
+    live_scaling.check_arguments(d_k, scaled, draw, seq_k)
     controls = {  # the checkbox first: at d_k = 1 scaling changes nothing (√1 = 1)
         "scaled": w.Checkbox(value=scaled, description="divide the scores by √d_k"),
-        "d_k": w.SelectionSlider(
-            options=widths, value=d_k, description="d_k", continuous_update=True
-        ),
+        "d_k": w.IntSlider(value=d_k, min=1, max=live_scaling.MAX_WIDTH, description="d_k"),
+        "draw": w.IntSlider(value=draw, min=0, max=live_scaling.N_DRAWS - 1,
+                            description="draw (random query and keys)"),
     }
 
-    def make_figure(d_k: int, scaled: bool) -> go.Figure:
-        weights = experiments.weights_by_width(
-            [d_k], exponent=0.5 if scaled else 0.0, seq_k=seq_k, seed=seed
-        )[0]  # (seq_k,)
-        how = "softmax(q·k / √d_k)" if scaled else "softmax(q·k)"
-        return viz.scaling_bars_figure(
-            weights, title=f"{how}, d_k = {d_k}: largest weight {weights.max():.2f}"
-        )
+    def make_figure(d_k: int, scaled: bool, draw: int) -> go.Figure:
+        weights = live_scaling.draw_weights(d_k, scaled, draw, seq_k)  # (seq_k,)
+        return viz.scaling_bars_figure(weights, live_scaling.title(d_k, scaled, draw))
 
-    return Explorer(controls, make_figure)
+    explorer = Explorer(controls, make_figure, live_scaling.spec(controls, seq_k))
+    live_scaling.add_resample_button(explorer)
+    return explorer
 
 
 # --- chapter 3: self-attention ------------------------------------------------------------
@@ -203,50 +201,45 @@ def self_attention_explorer(
     Introduced in chapter 3. Controls: ``ending`` ("tired" or "wide"), ``query`` (the position
     of the query token, 0 … 10) and ``context`` (how much of the adjective the vector of "it"
     carries, :func:`course_attention.toy.it_sentence`). The figure is
-    :func:`course_attention.viz.query_row_figure`.
+    :func:`course_attention.viz.query_row_figure`; on the website ``self_attention.js`` computes
+    the same row in the reader's browser (:mod:`course_attention.live.self_attention`).
     """
-    from . import numpy_ref, toy
+    from . import toy
+    from .live import self_attention as live
 
     seq = len(toy.it_sentence(ending).tokens)
     if not 0 <= query < seq:
         raise ValueError(f"query must be a position in 0 … {seq - 1}; got {query}")
     controls = {
         "ending": w.Dropdown(options=list(toy.IT_ENDINGS), value=ending, description="too …"),
-        "context": _slider("context in 'it'", context, 0.0, 2.0, 0.1),
+        "context": _slider("context in 'it'", context, *live.CONTEXT_RANGE),
         "query": w.IntSlider(
             value=query, min=0, max=seq - 1, description="query position", continuous_update=True
         ),
     }
-
-    def make_figure(ending: str, query: int, context: float) -> go.Figure:
-        s = toy.it_sentence(ending, context=context)
-        _, weights = numpy_ref.scaled_dot_product_attention(
-            s.X @ s.W_q, s.X @ s.W_k, s.X @ s.W_v
-        )  # (seq, seq)
-        title = f"query '{s.tokens[query]}' (too {ending}): largest weight on "
-        title += f"'{s.tokens[int(weights[query].argmax())]}'"
-        return viz.query_row_figure(weights, s.tokens, query, title=title)
-
-    return Explorer(controls, make_figure)
+    return Explorer(controls, live.figure, live.spec())  # the page: self_attention.js
 
 
 # --- chapter 4: masking -------------------------------------------------------------------
 
 
 @_explorer
-def mask_explorer(kind: str = "causal + padding", n_real: int = 4) -> Explorer:
+def mask_explorer(kind: str = "causal + padding", n_real: int = 4, window: int = 3) -> Explorer:
     """Build a mask and see the weights it gives, side by side.
 
-    Introduced in chapter 4. Controls: ``kind`` of mask (one of
-    :data:`course_attention.viz.MASK_KINDS`) and ``n_real``, the number of real tokens in the
-    six-token sentence (the rest is padding). The figure is
-    :func:`course_attention.viz.mask_figure`.
+    Introduced in chapter 4. Controls: ``kind`` of mask (a preset of
+    ``course_attention.live.mask.PRESETS``: the four of :data:`course_attention.viz.MASK_KINDS`
+    and a sliding window of ``window`` keys, with or without padding) and ``n_real``, the number of
+    real tokens in the six-token sentence (the rest is padding). The figure is
+    :func:`course_attention.viz.mask_figure`. On the website (``mask.js``) a slider sets the
+    window too, and the reader clicks cells of the mask (or uses menus) to allow or block them.
     """
-    if kind not in viz.MASK_KINDS:
-        raise ValueError(f"kind must be one of {viz.MASK_KINDS}; got {kind!r}")
+    from .live import mask as live_mask
+
     seq = len(viz.MASK_TOKENS)
+    live_mask.check(kind, n_real, window, seq)
     controls = {
-        "kind": w.Dropdown(options=list(viz.MASK_KINDS), value=kind, description="mask"),
+        "kind": w.Dropdown(options=list(live_mask.PRESETS), value=kind, description="mask"),
         "n_real": w.IntSlider(
             value=n_real,
             min=1,
@@ -258,62 +251,52 @@ def mask_explorer(kind: str = "causal + padding", n_real: int = 4) -> Explorer:
     }
 
     def make_figure(kind: str, n_real: int) -> go.Figure:
-        return viz.mask_figure(kind, n_real, title=f"{kind} mask, {n_real} real tokens of {seq}")
+        return live_mask.figure(kind, n_real, window)
 
-    return Explorer(controls, make_figure)
+    return Explorer(controls, make_figure, live_mask.spec(window))
 
 
 # --- chapter 5: multi-head attention --------------------------------------------------------
 
 
 @_explorer
-def multi_head_explorer(head: int = 0, n_heads: int = 2, seed: int = 0) -> Explorer:
-    """Live explorer of the heads of a random multi-head attention on "the cat sat on the mat".
+def multi_head_explorer(
+    head: int = 0, n_heads: int = 2, projections: str = "built", seed: int = 0
+) -> Explorer:
+    """Cut one set of projections into 1, 2, 4 or 8 heads and see each head's weights.
 
-    Introduced in chapter 5. Controls: ``head`` (which head to draw) and ``n_heads`` (1, 2, 4
-    or 8 heads of width ``8 / n_heads``). The inputs are the chapter's constructed features
-    (:func:`course_attention.toy.two_head_example`); the projections are random (seeded), so the
-    heads show what splitting into subspaces does, not what a trained model learns.
+    Introduced in chapter 5. Controls: ``projections`` ("built": the chapter's hand-made
+    :func:`course_attention.toy.two_head_example`; "random": seeded, with no meaning),
+    ``n_heads`` (1, 2, 4 or 8 heads of width ``8 / n_heads``) and ``head`` (which head to draw),
+    all over "the cat sat on the mat". On the website ``heads.js`` runs the multi-head attention
+    in the reader's browser (:mod:`course_attention.live.heads`).
     """
-    import numpy as np
+    from .live import heads as live
 
-    from . import numpy_ref, toy
-
-    example = toy.two_head_example()
-    d_model = example.X.shape[-1]  # 8
-    options = [1, 2, 4, 8]
-    if n_heads not in options:
-        raise ValueError(f"n_heads must be one of {options}; got {n_heads}")
+    live.inputs(projections, seed)  # checks the projections
+    if n_heads not in live.HEAD_COUNTS:
+        raise ValueError(f"n_heads must be one of {list(live.HEAD_COUNTS)}; got {n_heads}")
     if not 0 <= head < n_heads:
         raise ValueError(f"head={head} is not an index into {n_heads} heads")
-    rng = np.random.default_rng(seed)
-    W_q, W_k, W_v, W_o = rng.standard_normal((4, d_model, d_model)) / np.sqrt(d_model)
-    X = example.X * 2.0  # (1, T, d_model): larger inputs give sharper maps
-    cache: dict[int, np.ndarray] = {}
-
-    def head_weights(h: int) -> np.ndarray:
-        if h not in cache:  # (h, T, T) for the one sequence
-            cache[h] = numpy_ref.multi_head_attention(X, X, W_q, W_k, W_v, W_o, h)[1][0]
-        return cache[h]
-
     controls = {  # head first: with one head the head slider has nowhere to go
         "head": w.IntSlider(
             value=head, min=0, max=n_heads - 1, description="head", continuous_update=True
         ),
-        "n_heads": w.Dropdown(options=options, value=n_heads, description="heads"),
+        "n_heads": w.Dropdown(options=list(live.HEAD_COUNTS), value=n_heads, description="heads"),
+        "projections": w.Dropdown(
+            options=[(label, v) for v, label in live.PROJECTIONS.items()], value=projections,
+            description="projections",
+        ),
     }
+    controls["n_heads"].observe(lambda c: setattr(controls["head"], "max", c["new"] - 1), "value")
+    cache: dict[tuple[str, int], Any] = {}
 
-    def limit_head(change: dict) -> None:
-        controls["head"].max = change["new"] - 1
+    def make_figure(projections: str, n_heads: int, head: int) -> go.Figure:
+        if (projections, n_heads) not in cache:  # (n_heads, T, T)
+            cache[projections, n_heads] = live.head_weights(projections, n_heads, seed)
+        return live.figure(cache[projections, n_heads], n_heads, min(head, n_heads - 1))
 
-    controls["n_heads"].observe(limit_head, names="value")
-
-    def make_figure(head: int, n_heads: int) -> go.Figure:
-        head = min(head, n_heads - 1)
-        title = f"head {head} of {n_heads}, each of width d/h = {d_model // n_heads}"
-        return viz.head_heatmap(head_weights(n_heads), example.tokens, head, title=title)
-
-    return Explorer(controls, make_figure)
+    return Explorer(controls, make_figure, live.spec(seed))
 
 
 # --- chapter 6: the Transformer block ------------------------------------------------------
@@ -349,7 +332,9 @@ def positions_explorer(position: int = 5, d_model: int = 32, base: float = 10000
         title = f"position {position}, d_model = {d_model}, base = {base:g}"
         return viz.position_figure(table, position, title=title)
 
-    return Explorer(controls, make_figure)
+    from .live.positions import positions_live  # the page computes the table itself
+
+    return Explorer(controls, make_figure, positions_live(seq_len))
 
 
 # --- chapter 7: encoder–decoder ---------------------------------------------------------
@@ -387,35 +372,36 @@ def decoding_explorer(
 ) -> Explorer:
     """Type digits; step through the greedy decoding of a (trained) encoder–decoder.
 
-    Introduced in chapter 7. Controls: ``digits`` (a text box) and ``step`` (which generated
-    token to show, counted from 1 as in the figure's rows). ``model`` is a
+    Introduced in chapter 7. Controls: ``digits`` (a text box), ``step`` (which generated
+    token to show, counted from 1 as in the figure's rows), the decoder ``layer`` and the
+    ``head`` (-1: their average) whose cross-attention is drawn. ``model`` is a
     :class:`course_attention.modules.Seq2SeqTransformer` on the digit vocabulary; the default
     is the chapter's model *untrained* (seeded), so pass the trained one. ``lengths`` are the
     shortest and longest strings the model was trained on: other lengths, letters or an empty
     box show a message that says what to type, instead of a traceback or a meaningless answer.
+    On the website (``decoding.js``) the model runs in the reader's browser.
     """
-    from . import inspection
+    from .live import seq2seq
 
     model = _digit_model() if model is None else model
-    lo, hi = lengths
+    lo, hi = min(lengths), max(lengths)
     cache: dict[str, Any] = {}
 
-    def steps_for(text: str) -> Any:
-        text = text.strip()
-        if text not in cache:  # greedy decoding once per typed string
-            if text.isdigit() and not lo <= len(text) <= hi:
-                raise ValueError(
-                    f"this model learned strings of {lo} to {hi} digits and you typed "
-                    f"{len(text)}: type {lo} to {hi} digits"
-                )
-            cache[text] = inspection.decoding_steps(model, text, lengths=(lo, hi))
-        return cache[text]
+    def steps_for(text: str) -> Any:  # greedy decoding once per typed string
+        if text.strip() not in cache:
+            cache[text.strip()] = seq2seq.decode(model, text, lengths=(lo, hi))
+        return cache[text.strip()]
 
     controls = {
         "digits": w.Text(value=digits, description="digits", continuous_update=False),
         "step": w.IntSlider(
             value=step, min=1, max=hi + 1, description="step", continuous_update=True
         ),
+        "layer": w.Dropdown(options=[(f"layer {i + 1}", i) for i in range(len(model.decoder))],
+                            value=len(model.decoder) - 1, description="decoder layer"),
+        "head": w.Dropdown(options=[("average of the heads", -1)] + [
+            (f"head {h + 1}", h) for h in range(model.decoder[0].cross_attn.n_heads)
+        ], value=-1, description="cross-attention head"),
     }
 
     def limit_step(change: dict) -> None:
@@ -427,16 +413,17 @@ def decoding_explorer(
     controls["digits"].observe(limit_step, names="value")
     limit_step({"new": digits})
 
-    def make_figure(digits: str, step: int) -> go.Figure:
+    def make_figure(digits: str, step: int, layer: int, head: int) -> go.Figure:
         try:
-            steps = steps_for(digits)
+            steps = steps_for(digits).steps(layer, head)
         except ValueError as error:
             return viz.decoding_error_figure(str(error))
         step = min(step, len(steps.tokens))
-        title = f"step {step} of {len(steps.tokens)}: output so far {' '.join(steps.tokens[:step])}"
+        which = "heads averaged" if head < 0 else f"head {head + 1}"  # short: fits 375 px
+        title = f"step {step} of {len(steps.tokens)} · layer {layer + 1}, {which}"
         return viz.decoding_figure(steps, step - 1, title=title)
 
-    return Explorer(controls, make_figure)
+    return Explorer(controls, make_figure, seq2seq.live_spec(model, (lo, hi)))
 
 
 # --- chapter 11: efficient attention --------------------------------------------------------
@@ -482,7 +469,10 @@ def tiling_explorer(seq_len: int = 16, block_size: int = 4, progress: float = 25
             f"{n_tiles}"
         )
 
-    return Explorer(controls, make_figure)
+    from .live.tiling import tiling_live  # the page runs the tiled pass itself
+
+    T = controls["seq_len"]
+    return Explorer(controls, make_figure, tiling_live(list(range(T.min, T.max + 1, T.step))))
 
 
 # --- chapter 9: induction heads ------------------------------------------------------------
@@ -492,19 +482,21 @@ def tiling_explorer(seq_len: int = 16, block_size: int = 4, progress: float = 25
 def induction_explorer(
     layer: int = 1, head: int = 0, checkpoint: int = -1, run: Any = None
 ) -> Explorer:
-    """Any head of the chapter-9 model on one sequence, at any training checkpoint.
+    """Any head of the chapter-9 model on a sequence you type, at any training checkpoint.
 
-    Introduced in chapter 9. Controls: ``layer``, ``head`` and ``checkpoint`` (the training
-    step). ``run`` is a :class:`course_attention.induction.InductionRun` (pass the chapter's);
-    the default is a 20-step run, too short to learn anything, so that the explorer works alone.
+    Introduced in chapter 9. Controls: ``layer``, ``head``, ``checkpoint`` (the training step:
+    its maps are recorded for the evaluation sequence only) and ``tokens``, the token ids (other
+    sequences run the trained model). ``run`` is a :class:`course_attention.induction.InductionRun`
+    (pass the chapter's); the default is a 20-step run, too short to learn anything, so that the
+    explorer works alone. The page (``induction.js``) runs ``run.model`` with no checkpoints.
     """
     from . import induction
+    from .live import induction as live
 
     if run is None:
         run = induction.train_induction(steps=20, every=10, eval_size=2, progress=False)
-    maps = run.example.astype(float)  # (checkpoints, layers, heads, seq, seq)
-    n_ckpt, n_layers, n_heads = maps.shape[:3]
-    labels = induction.position_labels(run.eval_batch.tokens[0])
+    n_ckpt, n_layers, n_heads = run.example.shape[:3]  # (checkpoints, layers, heads, seq, seq)
+    config = run.model.config
     controls = {
         "layer": w.Dropdown(options=list(range(n_layers)), value=layer, description="layer"),
         "head": w.IntSlider(value=head, min=0, max=n_heads - 1, description="head"),
@@ -513,13 +505,15 @@ def induction_explorer(
             value=checkpoint % n_ckpt,
             description="training step",
         ),
+        "tokens": w.Text(value=live.tokens_text(run.eval_batch.tokens[0]),
+                         description=f"token ids (0 to {config.vocab - 1}, at most "
+                         f"{config.seq_len})"),
     }
 
-    def make_figure(layer: int, head: int, checkpoint: int) -> go.Figure:
-        title = f"layer {layer}, head {head}, after {int(run.steps[checkpoint])} steps"
-        return viz.attention_heatmap(maps[checkpoint, layer, head], labels, title=title)
+    def make_figure(layer: int, head: int, checkpoint: int, tokens: str) -> go.Figure:
+        return live.figure(run, tokens, layer, head, checkpoint)
 
-    return Explorer(controls, make_figure)
+    return Explorer(controls, make_figure, live.spec(run.model))
 
 
 # --- chapter 10: positions ------------------------------------------------------------------
@@ -553,7 +547,9 @@ def rope_explorer(offset: int = 8, d: int = 64, base: float = 10000.0) -> Explor
         title = f"offset {offset}, d = {d}, base = {base:g}"
         return viz.rope_offset_figure(offset, d, base, max_offset, title=title)
 
-    return Explorer(controls, make_figure)
+    from .live.positions import rope_live  # the page computes the curves itself
+
+    return Explorer(controls, make_figure, rope_live(widths, max_offset))
 
 
 # --- chapter 8: a GPT you train yourself ------------------------------------------------------
@@ -574,28 +570,39 @@ def gpt_explorer(
     n_new: int = 40,
     top_k: int | None = None,
     seed: int = 0,
+    top_p: float | None = None,
+    sample: bool = True,
 ) -> Explorer:
-    """Type a prompt; see the next-character distribution and a sampled continuation.
+    """Type a prompt; see the next-character distribution and a continuation.
 
-    Introduced in chapter 8. Controls: ``prompt`` (a text box) and ``temperature``. ``model`` is
-    a :class:`course_attention.gpt.GPT` on :mod:`course_attention.corpus`'s characters; the
-    default is the chapter's model *untrained* (seeded), so pass the trained one. The bars show
-    the 12 most likely next characters; the text is ``n_new`` characters sampled with ``seed``
-    (fewer when the context would overflow). A character outside the vocabulary, an empty box or
-    a prompt longer than the context shows a message instead of a figure.
+    Introduced in chapter 8. Controls: ``prompt`` (a text box), ``sample`` (off: the greedy
+    continuation), ``temperature``, ``top_p`` (``None`` is 1) and ``top_k`` (1 … vocab; ``None``
+    is the whole vocabulary). ``model`` is a :class:`course_attention.gpt.GPT` on
+    :mod:`course_attention.corpus`'s characters; the default is the chapter's model *untrained*
+    (seeded), so pass the trained one. The bars show the 12 most likely next characters; the
+    text is ``n_new`` characters (fewer when the context would overflow), drawn with
+    :func:`course_attention.live.gpt.seeded_sampler` and ``seed``: the website's ``gpt.js``
+    draws the same text. A character outside the vocabulary, an empty box or a prompt longer
+    than the context shows a message instead of a figure.
     """
     import numpy as np
 
     from . import corpus, gpt, sampling
+    from .live import gpt as live_gpt
 
     model = _gpt_model() if model is None else model
-    context = model.config.context
+    context, vocab = model.config.context, model.config.vocab_size
     controls = {
         "prompt": w.Text(value=prompt, description="prompt", continuous_update=False),
+        "sample": w.Checkbox(value=sample, description="sample (off: greedy)"),
         "temperature": _slider("temperature", temperature, 0.1, 2.0, 0.05),
+        "top_p": _slider("top-p", 1.0 if top_p is None else top_p, 0.05, 1.0, 0.05),
+        "top_k": w.IntSlider(value=vocab if top_k is None else top_k, min=1, max=vocab,
+                             description="top-k", continuous_update=True),
     }
 
-    def make_figure(prompt: str, temperature: float) -> go.Figure:
+    def make_figure(prompt: str, sample: bool, temperature: float, top_p: float,
+                    top_k: int) -> go.Figure:
         try:
             if not prompt:
                 raise ValueError("type at least one character")
@@ -607,12 +614,14 @@ def gpt_explorer(
         except ValueError as error:
             return viz.message_figure(str(error))
         n = min(n_new, context - len(ids) + 1)
-        choose = sampling.sampler(temperature, top_k=top_k, seed=seed)
+        choose = live_gpt.seeded_sampler(temperature, top_k, top_p, seed) if sample else None
         run = gpt.generate(model, ids, n, choose=choose)
-        probs = sampling.next_token_probabilities(run.logits[0], temperature, top_k)
+        probs = sampling.next_token_probabilities(run.logits[0], temperature, top_k, top_p)
         shown = [int(i) for i in np.argsort(-probs, kind="stable")[:12]]
-        title = f"temperature {temperature:.2f}: the next character, and {n} sampled"
-        sample = corpus.decode(run.tokens)
-        return viz.next_char_figure(probs, shown, corpus.VOCAB, prompt, sample, title=title)
+        how = f"{n} sampled" if sample else f"{n} greedy"
+        title = (f"T = {temperature:.2f}, top-k {top_k}, top-p {top_p:.2f}: the next character, "
+                 f"and {how}")
+        text = corpus.decode(run.tokens)
+        return viz.next_char_figure(probs, shown, corpus.VOCAB, prompt, text, title=title)
 
-    return Explorer(controls, make_figure)
+    return Explorer(controls, make_figure, live_gpt.spec(model, n_new, seed))

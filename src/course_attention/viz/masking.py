@@ -62,34 +62,43 @@ def padded_tokens(tokens: Sequence[str], n_real: int, pad: str = "[PAD]") -> lis
 
 
 def mask_traces(
-    kind: str, tokens: Sequence[str], n_real: int, scores: ArrayLike
+    kind: str,
+    tokens: Sequence[str],
+    n_real: int,
+    scores: ArrayLike,
+    mask: ArrayLike | None = None,
 ) -> tuple[go.Heatmap, go.Heatmap]:
     """Two heatmaps: the mask (left) and the weights it gives (right), both ``(seq, seq)``.
 
     Introduced in chapter 4. ``scores`` ``(seq, seq)`` are made-up attention scores; the weights
-    are their masked softmax, rows of hidden-only keys would be zero.
+    are their masked softmax, a row with nothing allowed is all zeros. ``mask`` ``(seq, seq)``
+    bool, when given, replaces the ``kind``'s mask (the live mask builder's presets and edits).
     """
     s = np.asarray(scores, dtype=float)
     if s.shape != (len(tokens), len(tokens)):
         raise ValueError(f"scores of shape {s.shape} need {s.shape[0]} tokens; got {len(tokens)}")
-    mask = example_mask(kind, len(tokens), n_real)  # (seq, seq)
+    if mask is None:
+        mask = example_mask(kind, len(tokens), n_real)  # (seq, seq)
+    mask = np.asarray(mask)
+    if mask.dtype != bool or mask.shape != s.shape:
+        raise ValueError(f"mask must be bool of shape {s.shape}; got {mask.dtype} {mask.shape}")
     weights = ref.softmax(np.where(mask, s, -np.inf))  # (seq, seq)
     labels = unique_labels(padded_tokens(tokens, n_real))
-    left = mask_trace(mask, labels, labels, show_values=True)
+    left = mask_trace(mask, labels, labels)  # colour only: one text layer per figure is cheaper
     right = heatmap_trace(weights, labels, labels)
-    right.update(xaxis="x2", yaxis="y2", colorbar=dict(title="weight", x=1.0))
+    right.update(xaxis="x2", yaxis="y2", showscale=False)  # each cell prints its weight
     return left, right
 
 
 def _two_panels(fig: go.Figure) -> go.Figure:
     fig.update_layout(
-        xaxis=dict(domain=[0.0, 0.42], title="key"),
+        xaxis=dict(domain=[0.0, 0.46], title="key"),
         yaxis=dict(autorange="reversed", title="query"),
-        xaxis2=dict(domain=[0.52, 0.94], title="key", anchor="y2"),
+        xaxis2=dict(domain=[0.54, 1.0], title="key", anchor="y2"),
         yaxis2=dict(autorange="reversed", anchor="x2", showticklabels=False),
         annotations=[
-            dict(text="mask (1 = may attend)", x=0.21, y=1.0, **_PANEL_TITLE),
-            dict(text="weights", x=0.73, y=1.0, **_PANEL_TITLE),
+            dict(text="mask (green = may attend)", x=0.23, y=1.0, **_PANEL_TITLE),
+            dict(text="weights", x=0.77, y=1.0, **_PANEL_TITLE),
         ],
     )
     return fig
@@ -102,15 +111,17 @@ def mask_figure(
     tokens: Sequence[str] = MASK_TOKENS,
     scores: ArrayLike | None = None,
     title: str | None = None,
+    mask: ArrayLike | None = None,
 ) -> go.Figure:
     """One mask beside its weights (chapter 4; the live explorer redraws this).
 
-    ``tokens`` ``(seq,)``; ``scores`` ``(seq, seq)``, default the fixed toy scores.
+    ``tokens`` ``(seq,)``; ``scores`` ``(seq, seq)``, default the fixed toy scores; ``mask``
+    ``(seq, seq)`` bool replaces the ``kind``'s mask when given.
     """
     from .. import toy
 
     scores = toy.mask_scores(len(tokens)) if scores is None else scores
-    fig = go.Figure(list(mask_traces(kind, tokens, n_real, scores)))
+    fig = go.Figure(list(mask_traces(kind, tokens, n_real, scores, mask=mask)))
     return _layout(_two_panels(fig), title, height=420)
 
 

@@ -1,0 +1,85 @@
+"""Chapter 3's live explorer (kind ``self_attention``, drawn by ``self_attention.js``).
+
+The reader picks the ending of "The animal didn't cross the street because it was too tired /
+wide", how much of the adjective the vector of "it" carries (``context``) and a query position;
+the page recomputes ``X``, then ``Q = X W_q``, ``K = X W_k``, ``V = X W_v`` and the query's row
+of ``softmax(Q Kᵀ / √d_k)``, in float64, as :func:`course_attention.numpy_ref.
+scaled_dot_product_attention` does here.
+
+The page gets the token vectors *without* context (``context = 0``) and adds ``context`` times
+the ending's vector to the row of "it" itself, the same two float64 operations as
+:func:`course_attention.toy.it_sentence`, so both sides start from the same bits.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .. import numpy_ref, toy, viz
+
+__all__ = ["CONTEXT_RANGE", "query_row", "title", "figure", "spec"]
+
+#: The context slider's (min, max, step).
+CONTEXT_RANGE: tuple[float, float, float] = (0.0, 2.0, 0.1)
+#: A row whose weights differ by less than this is drawn as flat (every token the same weight).
+FLAT = 1e-12
+
+
+def _check(ending: str, query: int, context: float) -> toy.ItSentence:
+    sentence = toy.it_sentence(ending, context=context)  # checks the ending
+    seq = len(sentence.tokens)
+    if isinstance(query, bool) or not isinstance(query, (int, np.integer)) or not 0 <= query < seq:
+        raise ValueError(f"query must be a position in 0 … {seq - 1}; got {query!r}")
+    if not np.isfinite(context):
+        raise ValueError(f"context must be a finite number; got {context!r}")
+    return sentence
+
+
+def query_row(ending: str, query: int, context: float) -> np.ndarray:
+    """The weights ``(seq,)`` of the query at position ``query`` over every token (chapter 3):
+    row ``query`` of :func:`course_attention.numpy_ref.scaled_dot_product_attention` applied to
+    the projections of ``toy.it_sentence(ending, context).X``."""
+    s = _check(ending, query, context)
+    _, weights = numpy_ref.scaled_dot_product_attention(s.X @ s.W_q, s.X @ s.W_k, s.X @ s.W_v)
+    return weights[query]  # (seq,)
+
+
+def title(ending: str, query: int, row: np.ndarray) -> str:
+    """The figure's title: the query token and where its weight goes (``self_attention.js``
+    writes the same)."""
+    tokens = toy.it_sentence(ending).tokens
+    head = f"query '{tokens[query]}' (too {ending}): "
+    if row.max() - row.min() < FLAT:
+        return head + "the same weight on every token"
+    return head + f"largest weight on '{tokens[int(row.argmax())]}'"
+
+
+def figure(ending: str, query: int, context: float) -> go.Figure:
+    """The explorer's figure: :func:`course_attention.viz.query_row_figure` of the query's row."""
+    s = _check(ending, query, context)
+    _, weights = numpy_ref.scaled_dot_product_attention(s.X @ s.W_q, s.X @ s.W_k, s.X @ s.W_v)
+    return viz.query_row_figure(weights, s.tokens, query, title(ending, query, weights[query]))
+
+
+def spec() -> dict[str, Any]:
+    """The ``live`` part of :func:`course_attention.widgets.self_attention_explorer`: the
+    sentences' token vectors without context, the projections and the colours of the bars."""
+    sentences = {}
+    for ending in toy.IT_ENDINGS:
+        s = toy.it_sentence(ending, context=0.0)
+        sentences[ending] = {"tokens": list(s.tokens), "labels": viz.unique_labels(s.tokens),
+                             "X": s.X}  # (seq, d_model)
+    s = toy.it_sentence(toy.IT_ENDINGS[0])
+    return {
+        "kind": "self_attention",
+        "data": {
+            "sentences": sentences,
+            "it": s.it_index,
+            "W_q": s.W_q, "W_k": s.W_k, "W_v": s.W_v,  # (d_model, d_k), …, (d_model, d_v)
+            "colors": {"key": viz.PALETTE[0], "query": viz.PALETTE[1]},
+            "flat": FLAT,
+        },
+    }

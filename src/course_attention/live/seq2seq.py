@@ -1,0 +1,187 @@
+"""Chapter 7's live decoding explorer (kind ``"decoding"``, drawn by ``decoding.js``).
+
+The page runs the chapter's trained :class:`~course_attention.modules.Seq2SeqTransformer` in the
+reader's browser: it loads the model file written by :func:`payload`, encodes the typed digits
+once and decodes greedily, keeping every decoder layer's and head's cross-attention. This module
+writes that file, rebuilds the torch model from it (:func:`model_from_payload`, for the tests)
+and decodes in torch exactly what the page shows (:func:`decode`, which the notebook's widgets
+draw).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import tasks
+from . import model_payload, tensors_from_payload
+
+__all__ = ["KIND", "Decoded", "check_digits", "decode", "live_spec", "model_from_payload",
+           "payload"]
+
+#: The explorer kind (its page code is ``_static/explorers/decoding.js``).
+KIND = "decoding"
+#: The page's positional table travels with the weights under this name (torch keeps it as a
+#: buffer outside the state dict).
+POSITIONS = "positions.table"
+
+
+def _check_lengths(lengths: Sequence[int]) -> tuple[int, int]:
+    lo, hi = (int(min(lengths)), int(max(lengths))) if len(lengths) else (0, 0)
+    if not 1 <= lo <= hi <= tasks.WIDTH:
+        raise ValueError(f"lengths must lie in 1 … {tasks.WIDTH} digits; got {tuple(lengths)}")
+    return lo, hi
+
+
+def _check_model(model: Any) -> None:
+    from ..modules import Seq2SeqTransformer
+
+    if not isinstance(model, Seq2SeqTransformer):
+        raise ValueError(f"model must be a Seq2SeqTransformer; got {type(model).__name__}")
+    if model.src_vocab != tasks.VOCAB_SIZE or model.tgt_vocab != tasks.VOCAB_SIZE:
+        raise ValueError(
+            f"model must read and write the {tasks.VOCAB_SIZE} digit-task ids; got vocabularies "
+            f"{model.src_vocab} and {model.tgt_vocab}"
+        )
+    if model.max_len < tasks.WIDTH + 2:
+        raise ValueError(f"model.max_len={model.max_len} < {tasks.WIDTH + 2}: no room to decode")
+
+
+def config(model: Any, lengths: Sequence[int]) -> dict[str, Any]:
+    """What the page needs besides the weights to run ``model``'s forward pass."""
+    _check_model(model)
+    lo, hi = _check_lengths(lengths)
+    first = model.encoder[0]
+    return {
+        "d_model": model.d_model,
+        "n_heads": first.self_attn.n_heads,
+        "n_layers": len(model.decoder),
+        "d_ff": first.ff.linear1.out_features,
+        "norm_first": bool(first.norm_first),
+        "activation": "relu",
+        "eps": first.norm1.eps,
+        "embed_scale": math.sqrt(model.d_model),  # embeddings × √d_model, then + positions
+        "src_vocab": model.src_vocab,
+        "tgt_vocab": model.tgt_vocab,
+        "max_len": model.max_len,
+        "token_names": tasks.token_names(range(model.tgt_vocab)),  # id → "[BOS]", "7", …
+        "pad_id": model.pad_id,
+        "bos_id": tasks.BOS_ID,
+        "eos_id": tasks.EOS_ID,
+        "digit_offset": tasks.DIGIT_OFFSET,
+        "lengths": [lo, hi],  # the typed strings the page accepts: the trained lengths
+        "max_steps": tasks.WIDTH + 1,  # as inspection.decoding_steps: a source row's width
+    }
+
+
+def payload(model: Any, lengths: Sequence[int] = (3, 8)) -> dict[str, Any]:
+    """The model file the page loads: float32 weights, the positional table and
+    :func:`config` (see :func:`course_attention.live.model_payload`)."""
+    cfg = config(model, lengths)
+    state = dict(model.state_dict())
+    state[POSITIONS] = model.positions.table
+    return model_payload(state, cfg)
+
+
+def model_from_payload(data: dict[str, Any]) -> Any:
+    """The torch model of a :func:`payload` (float32, eval mode): the weights the page ran."""
+    from ..modules import Seq2SeqTransformer
+
+    cfg = data["config"]
+    model = Seq2SeqTransformer(
+        cfg["src_vocab"], cfg["tgt_vocab"], d_model=cfg["d_model"], n_heads=cfg["n_heads"],
+        n_layers=cfg["n_layers"], d_ff=cfg["d_ff"], max_len=cfg["max_len"],
+        norm_first=cfg["norm_first"], pad_id=cfg["pad_id"],
+    )
+    import torch
+
+    arrays = tensors_from_payload(data)
+    table = arrays.pop(POSITIONS)
+    if not np.array_equal(table, model.positions.table.numpy()):
+        raise ValueError("the payload's positional table differs from the model's")
+    model.load_state_dict({k: torch.from_numpy(v) for k, v in arrays.items()})
+    return model.eval()
+
+
+def live_spec(model: Any, lengths: Sequence[int]) -> dict[str, Any]:
+    """The ``live`` argument of the decoding explorer's :class:`~course_attention.widgets.
+    Explorer`: the kind and the model, loaded by the page on demand."""
+    return {"kind": KIND, "data": {}, "model": payload(model, lengths)}
+
+
+def check_digits(text: str, lengths: Sequence[int]) -> str:
+    """``text`` stripped, or a ``ValueError`` that says what to type instead."""
+    lo, hi = _check_lengths(lengths)
+    if not isinstance(text, str):
+        raise ValueError(f"digits must be a string such as '2718'; got {type(text).__name__}")
+    text = text.strip()
+    if not text:
+        raise ValueError(f"the box is empty: type {lo} to {hi} digits 0-9")
+    if any(c not in "0123456789" for c in text):
+        raise ValueError(f"type digits 0-9 only; got {text!r}")
+    if not lo <= len(text) <= hi:
+        raise ValueError(
+            f"this model learned strings of {lo} to {hi} digits and you typed {len(text)}: "
+            f"type {lo} to {hi} digits"
+        )
+    return text
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """Greedy decoding of typed digits, with every layer's and head's cross-attention.
+
+    ``source`` names the real source tokens ``(seq_s,)`` (digits and ``[EOS]``); ``tokens`` the
+    generated ones ``(steps,)``; ``logits`` ``(steps, vocab)`` are the scores each token was
+    chosen from; ``cross`` ``(steps, layers, heads, seq_s)`` is the cross-attention row of the
+    query that chose each token.
+    """
+
+    source: list[str]
+    tokens: list[str]
+    logits: np.ndarray
+    cross: np.ndarray
+
+    def steps(self, layer: int = -1, head: int = -1) -> Any:
+        """One layer's rows as :class:`~course_attention.inspection.DecodingSteps`: head
+        ``head``, or (``-1``) the average of the heads, as ``inspection.decoding_steps``."""
+        from ..inspection import DecodingSteps
+
+        layers, heads = self.cross.shape[1:3]
+        if not -layers <= layer < layers:
+            raise ValueError(f"layer={layer} is not an index into {layers} decoder layers")
+        if not -1 <= head < heads:
+            raise ValueError(f"head={head} is not -1 (the average) or an index into {heads} heads")
+        rows = self.cross[:, layer]  # (steps, heads, seq_s)
+        return DecodingSteps(self.source, self.tokens, rows.mean(axis=1) if head < 0 else
+                             rows[:, head])
+
+
+def decode(model: Any, digits: str, lengths: Sequence[int] = (3, 8)) -> Decoded:
+    """Greedy-decode typed ``digits`` with ``model.greedy_decode``, as the page does.
+
+    Raises ``ValueError`` (:func:`check_digits`) for anything but ``lengths`` digits 0-9.
+    """
+    import torch
+
+    text = check_digits(digits, lengths)
+    src = torch.from_numpy(tasks.encode_source(text))  # (1, WIDTH + 1): digits, [EOS], [PAD]…
+    n = len(text) + 1
+    with torch.no_grad():
+        out = model.greedy_decode(
+            src, tasks.BOS_ID, tasks.EOS_ID, max_steps=src.shape[1], return_attention=True
+        )
+        tgt_in = torch.cat([torch.tensor([[tasks.BOS_ID]]), out.tokens[:, :-1]], dim=1)
+        memory, _ = model.encode(src, need_weights=False)
+        logits, _ = model.decode(tgt_in, memory, src, need_weights=False)  # (1, steps, vocab)
+    cross = torch.stack(out.cross_attention)[:, :, 0, :, :n]  # (steps, layers, heads, seq_s)
+    return Decoded(
+        tasks.token_names(src[0, :n].tolist()),
+        tasks.token_names(out.tokens[0].tolist()),
+        logits[0].double().numpy(),
+        cross.double().numpy(),
+    )

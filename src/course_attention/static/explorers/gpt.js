@@ -1,0 +1,241 @@
+// Chapter 8: the GPT you trained, running in this page. Type a prompt; the model reads it one
+// character at a time, then the bars show the next-character distribution after temperature,
+// top-k and top-p (course_attention.sampling), and the text shows a continuation: greedy, or
+// sampled with a seeded generator that the notebook's explorer uses too (same text in both).
+(function () {
+  "use strict";
+  var M = CourseAttention.math;
+
+  // ---- the model: one position at a time, with a KV cache (chapter 8) ----------------------
+  // x @ W^T + b for one vector x and a torch.nn.Linear weight W (out, in).
+  function linear(x, W, b) {
+    var out = new Array(W.length);
+    for (var j = 0; j < W.length; j++) out[j] = M.dot(x, W[j]) + (b ? b[j] : 0);
+    return out;
+  }
+
+  function add(x, y) { for (var i = 0; i < x.length; i++) x[i] += y[i]; return x; }
+
+  function GPT(model) {
+    var c = model.config, t = model.tensors;
+    this.config = c;
+    this.tok = t["tok_embed.weight"]; // (vocab, d_model)
+    this.pos = t["pos_embed.weight"]; // (context, d_model)
+    this.blocks = [];
+    for (var l = 0; l < c.n_layers; l++) {
+      var p = function (name) { return t["blocks." + l + "." + name]; };
+      this.blocks.push({
+        norm1: [p("norm1.weight"), p("norm1.bias")], norm2: [p("norm2.weight"), p("norm2.bias")],
+        Wq: p("attn.W_q.weight"), bq: p("attn.W_q.bias"), Wk: p("attn.W_k.weight"), bk: p("attn.W_k.bias"),
+        Wv: p("attn.W_v.weight"), bv: p("attn.W_v.bias"), Wo: p("attn.W_o.weight"), bo: p("attn.W_o.bias"),
+        W1: p("ff.linear1.weight"), b1: p("ff.linear1.bias"), W2: p("ff.linear2.weight"), b2: p("ff.linear2.bias"),
+      });
+    }
+    this.norm = [t["norm.weight"], t["norm.bias"]];
+    // untied: its own output layer; tied: the token embedding scores the characters
+    this.out = c.tied ? [this.tok, null] : [t["out.weight"], t["out.bias"]];
+  }
+
+  // An empty cache: every layer's keys and values so far (one row per position).
+  GPT.prototype.newCache = function () {
+    var cache = { keys: [], values: [], length: 0 };
+    for (var l = 0; l < this.config.n_layers; l++) { cache.keys.push([]); cache.values.push([]); }
+    return cache;
+  };
+
+  // Forget every position from `length` on (keep the prompt, drop a continuation).
+  GPT.prototype.truncate = function (cache, length) {
+    for (var l = 0; l < cache.keys.length; l++) { cache.keys[l].length = length; cache.values[l].length = length; }
+    cache.length = length;
+  };
+
+  // Read token `id` at the next position; return the logits (vocab,) predicting the one after.
+  GPT.prototype.step = function (id, cache) {
+    var c = this.config, eps = c.norm_eps, dh = c.d_model / c.n_heads, scale = 1 / Math.sqrt(dh);
+    var x = add(this.tok[id].slice(), this.pos[cache.length]); // token + position embedding
+    for (var l = 0; l < this.blocks.length; l++) {
+      var b = this.blocks[l], K = cache.keys[l], V = cache.values[l];
+      var h = M.layerNorm(x, b.norm1[0], b.norm1[1], eps); // pre-norm
+      var q = linear(h, b.Wq, b.bq);
+      K.push(linear(h, b.Wk, b.bk)); // this position's key and value join the cache
+      V.push(linear(h, b.Wv, b.bv));
+      var merged = new Array(c.d_model).fill(0);
+      for (var head = 0; head < c.n_heads; head++) { // causal: the cache holds only the past
+        var lo = head * dh, scores = new Array(K.length);
+        for (var j = 0; j < K.length; j++) {
+          var s = 0;
+          for (var d = lo; d < lo + dh; d++) s += q[d] * K[j][d];
+          scores[j] = s * scale;
+        }
+        var w = M.softmax(scores);
+        for (j = 0; j < V.length; j++) for (d = lo; d < lo + dh; d++) merged[d] += w[j] * V[j][d];
+      }
+      add(x, linear(merged, b.Wo, b.bo)); // x + attn(norm1(x))
+      var f = linear(M.layerNorm(x, b.norm2[0], b.norm2[1], eps), b.W1, b.b1);
+      add(x, linear(f.map(function (v) { return v > 0 ? v : 0; }), b.W2, b.b2)); // x + ff(norm2(x))
+    }
+    cache.length++;
+    return linear(M.layerNorm(x, this.norm[0], this.norm[1], eps), this.out[0], this.out[1]);
+  };
+
+  // ---- choosing the next character: course_attention.sampling ---------------------------
+  // Ids by decreasing probability, the lower id first on a tie (numpy's stable argsort).
+  function descending(probs) {
+    return probs.map(function (_, i) { return i; })
+      .sort(function (a, b) { return probs[b] - probs[a] || a - b; });
+  }
+
+  function renormalise(probs, keep) {
+    var kept = probs.map(function (p, i) { return keep[i] ? p : 0; });
+    var sum = kept.reduce(function (s, p) { return s + p; }, 0);
+    return kept.map(function (p) { return p / sum; });
+  }
+
+  // softmax(logits / T), then keep the k most likely, then the smallest set with mass ≥ p.
+  function nextTokenProbabilities(logits, T, k, p) {
+    var probs = M.softmax(logits.map(function (z) { return z / T; }));
+    var order = descending(probs), keep = new Array(probs.length).fill(false);
+    order.slice(0, k).forEach(function (i) { keep[i] = true; });
+    probs = renormalise(probs, keep);
+    order = descending(probs);
+    keep = new Array(probs.length).fill(false);
+    var cum = 0;
+    order.forEach(function (i) {
+      var before = (cum + probs[i]) - probs[i]; // mass of the more likely tokens
+      cum += probs[i];
+      keep[i] = before < p * (1 - 1e-12) && (probs[i] > 0 || before === 0);
+    });
+    return renormalise(probs, keep);
+  }
+
+  function argmax(z) {
+    var best = 0;
+    for (var i = 1; i < z.length; i++) if (z[i] > z[best]) best = i;
+    return best;
+  }
+
+  // The seeded generator (course_attention.live.gpt.uniforms): state = (a·state + c) mod 2^32.
+  // Every step is exact in float64, so Python and this page draw the same numbers.
+  function uniforms(lcg, seed) {
+    var state = ((seed % lcg.m) + lcg.m) % lcg.m;
+    return function () { state = (lcg.a * state + lcg.c) % lcg.m; return state / lcg.m; };
+  }
+
+  // The token whose slice of [0, 1) holds u: the first id whose running total exceeds u.
+  function inverseCdf(probs, u) {
+    var cum = 0, last = 0;
+    for (var i = 0; i < probs.length; i++) {
+      cum += probs[i];
+      if (probs[i] > 0) last = i;
+      if (cum > u) return i;
+    }
+    return last;
+  }
+
+  // ---- what the figure shows -------------------------------------------------------------
+  function charLabel(ch) { return ch === "\n" ? "⏎" : ch === " " ? "␣" : ch; }
+
+  function escapeHtml(s) {
+    return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
+      .replace(/"/g, "&quot;").replace(/'/g, "&#x27;");
+  }
+
+  // Prompt (bold) and continuation, the last 6 lines (viz.sample_html).
+  function sampleHtml(prompt, sample) {
+    var lines = function (t) { return escapeHtml(t).replace(/ /g, "\u00a0").replace(/\n/g, "<br>"); };
+    var cut = (prompt + sample).split("\n").slice(-6).join("\n");
+    var head = Math.max(0, cut.length - sample.length);
+    return "<b>" + lines(cut.slice(0, head)) + "</b>" + lines(cut.slice(head));
+  }
+
+  // A character as Python's repr names it, for the message about characters outside the vocabulary.
+  function pyRepr(ch) {
+    var named = { "\t": "\\t", "\r": "\\r", "\\": "\\\\", "'": "\\'" };
+    var code = ch.codePointAt(0);
+    if (named[ch]) return "'" + named[ch] + "'";
+    if (code < 32 || (code >= 127 && code < 161)) return "'\\x" + code.toString(16).padStart(2, "0") + "'";
+    return "'" + ch + "'";
+  }
+
+  CourseAttention.register("gpt", function (spec, ui) {
+    var model = new GPT(ui.model), c = ui.model.config, d = spec.data;
+    var index = {};
+    Array.from(c.vocab).forEach(function (ch, i) { index[ch] = i; });
+    var memo = { prompt: null }; // the last prompt's cache and logits: sliders do not rerun it
+
+    // The prompt as ids, or a message saying why the model cannot read it.
+    function encode(prompt) {
+      var chars = Array.from(prompt);
+      if (!chars.length) return { message: "type at least one character" };
+      var bad = chars.filter(function (ch) { return !(ch in index); });
+      if (bad.length) {
+        bad = Array.from(new Set(bad)).sort();
+        return { message: "characters outside the vocabulary of " + c.vocab_size +
+          " (newline and printable ASCII): " + bad.map(pyRepr).join(", ") };
+      }
+      if (chars.length > c.context) {
+        return { message: "the prompt has " + chars.length + " characters; this model reads at most " + c.context };
+      }
+      return { ids: chars.map(function (ch) { return index[ch]; }) };
+    }
+
+    function readPrompt(prompt, ids) {
+      if (memo.prompt === prompt) return;
+      var cache = model.newCache(), logits = null;
+      ids.forEach(function (id) { logits = model.step(id, cache); });
+      memo = { prompt: prompt, cache: cache, logits: logits };
+    }
+
+    // gpt.generate: choose from the prompt's logits, read the choice, choose again, n times.
+    function continuation(ids, n, choose) {
+      var out = [], z = memo.logits;
+      for (var i = 0; i < n; i++) {
+        var next = choose(z);
+        out.push(next);
+        if (i < n - 1) z = model.step(next, memo.cache);
+      }
+      model.truncate(memo.cache, ids.length); // keep the prompt's keys and values for next time
+      return out;
+    }
+
+    function update(v) {
+      var k = Math.round(v.top_k), read = encode(v.prompt);
+      if (read.message) return { message: read.message };
+      var ids = read.ids;
+      if (!(v.temperature > 0)) return { message: "temperature must be > 0" };
+      readPrompt(v.prompt, ids);
+      var n = Math.min(d.n_new, c.context - ids.length + 1);
+      var probs = nextTokenProbabilities(memo.logits, v.temperature, k, v.top_p);
+      var draw = uniforms(d.lcg, d.seed), drawn = [];
+      var choose = v.sample ? function (z) {
+        var u = draw();
+        drawn.push(u);
+        return inverseCdf(nextTokenProbabilities(z, v.temperature, k, v.top_p), u);
+      } : argmax;
+      var tokens = continuation(ids, n, choose);
+      ui.lastLogits = memo.logits; // for the browser test: the numbers behind the bars
+      ui.lastProbs = probs;
+      ui.lastTokens = tokens;
+      ui.lastUniforms = drawn;
+
+      var shown = descending(probs).slice(0, d.shown), mass = 0;
+      var values = shown.map(function (i) { mass += probs[i]; return probs[i]; });
+      values.push(Math.max(0, 1 - mass));
+      var text = tokens.map(function (i) { return c.vocab[i]; }).join("");
+      return {
+        data: [
+          { x: shown.map(function (i) { return charLabel(c.vocab[i]); }).concat(["all others"]),
+            y: values, text: values.map(function (p) { return p.toFixed(2); }) },
+          { text: [sampleHtml(v.prompt, text)] },
+        ],
+        layout: {
+          title: Object.assign({}, ui.template.layout.title, {
+            text: "T = " + v.temperature.toFixed(2) + ", top-k " + k + ", top-p " + v.top_p.toFixed(2) +
+              ": the next character, and " + n + (v.sample ? " sampled" : " greedy"),
+          }),
+        },
+      };
+    }
+    return update;
+  });
+})();

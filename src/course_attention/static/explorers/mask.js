@@ -1,0 +1,141 @@
+// Chapter 4: the mask builder. Pick a preset (causal, padding, both, a sliding window), then
+// click cells of the mask to allow or block them. The weights beside it are recomputed on
+// every change from the same made-up scores: each row is the softmax over its allowed keys,
+// and a row with nothing allowed gets all zeros (the course's rule), not NaN.
+(function () {
+  "use strict";
+  var M = CourseAttention.math;
+
+  // A preset mask, mask[i][j] = true when query i may attend to key j (the twin of
+  // course_attention.live.mask.preset_mask).
+  function presetMask(kind, seq, nReal, window) {
+    var sliding = kind.indexOf("sliding window") === 0;
+    var mask = [];
+    for (var i = 0; i < seq; i++) {
+      var row = [];
+      for (var j = 0; j < seq; j++) {
+        var ok = true;
+        if (kind.indexOf("causal") >= 0) ok = ok && j <= i; // no key after the query
+        if (sliding) ok = ok && j <= i && j > i - window; // only the last `window` keys
+        if (kind.indexOf("padding") >= 0) ok = ok && j < nReal; // no [PAD] key
+        row.push(ok);
+      }
+      mask.push(row);
+    }
+    return mask;
+  }
+
+  CourseAttention.register("mask", function (spec, ui) {
+    var d = spec.data; // scores (seq, seq), labels[n_real - 1] (seq,), sliding (preset names)
+    var seq = d.scores.length;
+    var mask = null, preset = null; // the mask on screen, and the preset it started from
+    var shown = null; // the numbers plotted: {mask (0/1), weights}, both (seq, seq)
+    var gd = ui.figure, button = ui.controls.toggle.input;
+
+    function edited() {
+      var n = 0;
+      for (var i = 0; i < seq; i++) for (var j = 0; j < seq; j++) if (mask[i][j] !== preset[i][j]) n++;
+      return n;
+    }
+
+    function title(v) {
+      var name = d.sliding.indexOf(v.kind) >= 0 ? v.kind + " (" + v.window + " keys)" : v.kind;
+      var text = name + " mask, " + v.n_real + " real tokens of " + seq, n = edited();
+      return n ? text + ", " + n + " cell" + (n > 1 ? "s" : "") + " edited" : text;
+    }
+
+    // The query and key menus name the tokens as the axes do; the button says what it will do.
+    function relabel(labels, v) {
+      ["query", "key"].forEach(function (name) {
+        var options = ui.controls[name].input.options;
+        for (var k = 0; k < options.length; k++) options[k].textContent = labels[k];
+      });
+      var verb = mask[v.query][v.key] ? "Block" : "Allow";
+      button.textContent = verb + ": query '" + labels[v.query] + "' sees key '" + labels[v.key] + "'";
+    }
+
+    // A frame round the chosen cell, on both panels.
+    function frame(q, k, axis) {
+      return { type: "rect", xref: "x" + axis, yref: "y" + axis, x0: k - 0.5, x1: k + 0.5,
+               y0: q - 0.5, y1: q + 0.5, line: { color: "#D55E00", width: 3 } };
+    }
+
+    // On a narrow screen (a phone) the two panels stack, each as wide as the page, so a cell
+    // stays big enough to tap, and the title takes two lines.
+    var NARROW = 560; // px
+    function narrowLayout() {
+      var t = ui.template.layout;
+      return {
+        height: 820,
+        margin: Object.assign({}, t.margin, { t: 95 }), // room for a two-line title
+        xaxis: Object.assign({}, t.xaxis, { domain: [0, 1] }),
+        yaxis: Object.assign({}, t.yaxis, { domain: [0.6, 1] }),
+        xaxis2: Object.assign({}, t.xaxis2, { domain: [0, 1] }),
+        yaxis2: Object.assign({}, t.yaxis2, { domain: [0, 0.4], showticklabels: true }),
+        annotations: [
+          Object.assign({}, t.annotations[0], { x: 0.5, y: 1.0 }),
+          Object.assign({}, t.annotations[1], { x: 0.5, y: 0.4 }),
+        ],
+      };
+    }
+    function isNarrow() { return gd.clientWidth > 0 && gd.clientWidth < NARROW; }
+
+    function update(v, changed) {
+      var n = Number(v.n_real), w = Number(v.window);
+      if (!(n >= 1 && n <= seq && w >= 1 && w <= seq)) {
+        return { message: "Real tokens and window must each be between 1 and " + seq + "." };
+      }
+      if (mask === null || changed === "kind" || changed === "n_real" || changed === "window") {
+        preset = presetMask(v.kind, seq, n, w); // a preset control starts over
+        mask = preset.map(function (row) { return row.slice(); });
+      }
+      if (changed === "toggle") mask[v.query][v.key] = !mask[v.query][v.key];
+      if (changed !== "query" && changed !== "key") { // a new mask: new numbers on both panels
+        shown = {
+          mask: mask.map(function (row) { return row.map(Number); }),
+          weights: d.scores.map(function (row, i) { return M.softmax(row, mask[i]); }),
+        };
+      } // (a menu only moves the frame: the same arrays tell plotly not to recompute them)
+      var labels = d.labels[n - 1], narrow = isNarrow(), text = title(v);
+      relabel(labels, v);
+      var layout = {
+        dragmode: false,
+        shapes: [frame(v.query, v.key, ""), frame(v.query, v.key, "2")],
+        title: Object.assign({}, ui.template.layout.title, {
+          text: narrow ? text.replace(" mask, ", " mask,<br>") : text,
+        }),
+      };
+      return {
+        data: [
+          { z: shown.mask, x: labels, y: labels }, // left: 1 = may attend (green)
+          { z: shown.weights, x: labels, y: labels }, // right: the weights, printed in the cells
+        ],
+        layout: narrow ? Object.assign(narrowLayout(), layout) : layout,
+      };
+    }
+
+    // Turning a phone, or resizing the window, across the narrow width redraws the layout.
+    var wasNarrow = isNarrow();
+    window.addEventListener("resize", function () {
+      if (isNarrow() !== wasNarrow) {
+        wasNarrow = isNarrow();
+        ui.redraw("layout");
+      }
+    });
+
+    // A click on a cell of the mask (left panel) picks that cell in the menus and toggles it.
+    // The cell is read off the click's own pixels (plotly's hover points can lag a fast click).
+    gd.on("plotly_click", function (event) {
+      var e = event.event, L = gd._fullLayout, box = gd.getBoundingClientRect();
+      if (!e || !L) return;
+      var k = Math.round(L.xaxis.p2l(e.clientX - box.left - L.xaxis._offset));
+      var q = Math.round(L.yaxis.p2l(e.clientY - box.top - L.yaxis._offset));
+      if (!(q >= 0 && q < seq && k >= 0 && k < seq)) return; // outside the mask panel
+      ui.setValue("query", q);
+      ui.setValue("key", k);
+      ui.redraw("toggle");
+    });
+
+    return update;
+  });
+})();

@@ -1,0 +1,148 @@
+"""Chapter 4's live mask builder (``mask.js``) computes what numpy_ref computes, in Chromium."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from _explorers import open_page, plotted, set_control, spec, standalone, wait_live
+from course_attention import numpy_ref, toy, viz, widgets
+from course_attention.live import mask as live_mask
+
+SEQ = len(viz.MASK_TOKENS)
+
+# Where the centre of cell (query q, key k) of the mask panel lies on the screen, in pixels.
+_CELL = """([i, q, k]) => {
+  const gd = CourseAttention.explorers[i].figure, L = gd._fullLayout;
+  gd.scrollIntoView({block: "center"});  // on a long chapter page the figure may lie below
+  const box = gd.getBoundingClientRect(), x = L.xaxis, y = L.yaxis;
+  return [box.left + x._offset + x.l2p(k), box.top + y._offset + y.l2p(q)];
+}"""
+
+# Mouse clicks on the mask, from the causal mask of six real tokens: (query, key) cells.
+# Row 0 loses its only key; row 5 loses all six, one click at a time; two cells go back.
+CLICKS = [(0, 0), (0, 3), (2, 1), (5, 5), (5, 0), (5, 1), (5, 2), (5, 3), (5, 4), (0, 3), (3, 4),
+          (0, 0)]
+# Keyboard toggles after them: block two past keys, allow one future key.
+KEYS = [(1, 0), (4, 2), (2, 4)]
+
+
+def _expect(page, i, mask: np.ndarray, n_real: int) -> int:
+    """Assert the page plots ``mask`` and numpy_ref's weights for it; return the values compared."""
+    data = plotted(page, i)
+    scores = toy.mask_scores(SEQ)  # (seq, seq): K = V = I makes the output the weights
+    eye = np.eye(SEQ)
+    _, weights = numpy_ref.scaled_dot_product_attention(scores, eye, eye, mask=mask, scale=1.0)
+    labels = viz.unique_labels(viz.padded_tokens(viz.MASK_TOKENS, n_real))
+    assert np.array_equal(np.array(data[0]["z"]), mask.astype(int)), (data[0]["z"], mask)
+    np.testing.assert_allclose(np.array(data[1]["z"], dtype=float), weights, rtol=0, atol=1e-12)
+    for row in np.flatnonzero(~mask.any(axis=1)):  # a fully masked row: zeros, not NaN
+        assert data[1]["z"][row] == [0] * SEQ
+    assert data[0]["x"] == data[0]["y"] == data[1]["x"] == labels
+    return 2 * mask.size
+
+
+def _click(page, i, q, k) -> None:
+    x, y = page.evaluate(_CELL, [i, q, k])
+    page.mouse.click(x, y)
+
+
+def check(page, i, root=None) -> int:
+    """Drive explorer ``i`` (kind ``mask``) over every preset × real tokens × window, then edit
+    cells by mouse clicks and by keyboard; assert the plotted mask and weights equal numpy_ref's
+    ``scaled_dot_product_attention`` with that bool mask to 1e-12. Returns the values compared."""
+    page_data = spec(page, i)["data"]
+    np.testing.assert_array_equal(page_data["scores"], toy.mask_scores(SEQ))  # every bit
+    compared = 0
+    for kind in live_mask.PRESETS:
+        set_control(page, i, "kind", kind)
+        for n_real in (1, 2, 4, SEQ):
+            set_control(page, i, "n_real", n_real)
+            for window in (1, 2, 3, SEQ) if kind in live_mask.SLIDING else (2,):
+                set_control(page, i, "window", window)
+                mask = live_mask.preset_mask(kind, SEQ, n_real, window)
+                compared += _expect(page, i, mask, n_real)
+
+    # Mouse: click cells of the mask panel; each click flips one cell.
+    set_control(page, i, "kind", "causal")
+    set_control(page, i, "n_real", SEQ)
+    mask = live_mask.preset_mask("causal", SEQ, SEQ, 2)
+    for q, k in CLICKS:
+        _click(page, i, q, k)
+        mask[q, k] = ~mask[q, k]
+        compared += _expect(page, i, mask, SEQ)
+    assert not mask[5].any(), "the clicks leave row 5 fully masked"
+
+    # Keyboard: the query and key menus and the button, one after the other with Tab.
+    root_el = page.locator(".ca-explorer").nth(i)
+    for q, k in KEYS:
+        root_el.locator("select[name=query]").focus()
+        page.keyboard.press("Home")
+        for _ in range(q):
+            page.keyboard.press("ArrowDown")
+        page.keyboard.press("Tab")  # to the key menu
+        page.keyboard.press("Home")
+        for _ in range(k):
+            page.keyboard.press("ArrowDown")
+        page.keyboard.press("Tab")  # to the button
+        page.keyboard.press("Space")
+        mask[q, k] = ~mask[q, k]
+        compared += _expect(page, i, mask, SEQ)
+    return compared
+
+
+@pytest.mark.browser
+def test_mask_builder_equals_numpy_for_presets_clicks_and_keys(tmp_path):
+    from _site import browser, serve
+
+    standalone(widgets.mask_explorer(), tmp_path)
+    with serve(tmp_path) as base, browser() as chromium:
+        page, outside, errors = open_page(chromium, base + "index.html")
+        wait_live(page)
+        n_states = 4 * 4 + 2 * 4 * 4 + len(CLICKS) + len(KEYS)
+        assert check(page, 0) == n_states * 2 * SEQ * SEQ
+        title = page.evaluate("CourseAttention.explorers[0].figure.layout.title.text")
+        edited = len(CLICKS) - 4 + len(KEYS)  # two cells were clicked twice
+        assert title == live_mask.title("causal", SEQ, SEQ, 2, edited=edited)
+        assert not outside and not errors, errors
+
+
+@pytest.mark.browser
+def test_mask_builder_fits_375_px_and_labels_every_control(tmp_path):
+    from _site import browser, serve
+
+    standalone(widgets.mask_explorer(kind="sliding window + padding", n_real=2, window=2), tmp_path)
+    with serve(tmp_path) as base, browser() as chromium:
+        page, outside, errors = open_page(chromium, base + "index.html", width=375)
+        wait_live(page)
+        # the first state: pad queries 3, 4, 5 see only pad keys, so their rows are zeros
+        compared = _expect(page, 0, live_mask.preset_mask("sliding window + padding", SEQ, 2, 2), 2)
+        assert compared == 2 * SEQ * SEQ
+        assert page.evaluate("document.documentElement.scrollWidth") <= 375
+        cell = page.evaluate(
+            "() => { const x = CourseAttention.explorers[0].figure._fullLayout.xaxis;"
+            " return x.l2p(1) - x.l2p(0); }"
+        )
+        assert cell >= 36, f"a mask cell is {cell:.0f} px wide: too small to tap"
+        boxes = page.locator(".ca-controls > *")
+        for n in range(boxes.count()):
+            box = boxes.nth(n).bounding_box()
+            assert box["x"] >= 0 and box["x"] + box["width"] <= 375, box
+        unlabelled = page.evaluate(
+            """() => Array.from(document.querySelectorAll('.ca-controls .ca-input')).filter(
+                el => !(el.labels && el.labels.length) && !el.textContent.trim()).length"""
+        )
+        assert unlabelled == 0
+        button = page.locator("button[name=toggle]").text_content()
+        assert button == "Block: query '0:[BOS]' sees key '0:[BOS]'"
+        assert check(page, 0) > 0  # presets, taps and keys work on a phone's width too
+        assert not outside and not errors, errors
+
+
+def test_mask_explorer_rejects_bad_input_by_name():
+    with pytest.raises(ValueError, match="kind"):
+        widgets.mask_explorer(kind="sideways")
+    with pytest.raises(ValueError, match="window"):
+        widgets.mask_explorer(window=0)
+    with pytest.raises(ValueError, match="n_real"):
+        widgets.mask_explorer(n_real=7)
