@@ -55,7 +55,7 @@ def time_explorers(chromium, url: str) -> list[dict]:
     input event at a time; chapter 7's digits box through 8-digit strings. Times in ms."""
     page = chromium.new_page(viewport={"width": 1000, "height": 900})
     page.goto(url, wait_until="load")
-    n = page.evaluate("document.querySelectorAll('.ca-explorer').length")
+    n = page.evaluate("document.querySelectorAll('figure.ca-explorer').length")
     wait_live(page, n)
     out = []
     for i in range(n):

@@ -80,7 +80,7 @@ def wait_live(page: Any, count: int = 1, timeout: int = 10000) -> None:
 
 def load_model(page: Any, i: int = 0, timeout: int = 20000) -> None:
     """Click explorer ``i``'s load button and wait until it runs the model."""
-    page.locator(".ca-explorer").nth(i).locator("button.ca-load").click()
+    page.locator("figure.ca-explorer").nth(i).locator("button.ca-load").click()
     page.wait_for_function(
         "i => CourseAttention.explorers[i].update !== null", arg=i, timeout=timeout
     )

@@ -74,7 +74,7 @@ def check(page, i, root=None) -> int:
     assert not mask[5].any(), "the clicks leave row 5 fully masked"
 
     # Keyboard: the query and key menus and the button, one after the other with Tab.
-    root_el = page.locator(".ca-explorer").nth(i)
+    root_el = page.locator("figure.ca-explorer").nth(i)
     for q, k in KEYS:
         root_el.locator("select[name=query]").focus()
         page.keyboard.press("Home")

@@ -89,6 +89,7 @@ def test_page_draws_its_figures_and_sliders_change_data(site, path):
         assert f"mybinder.org/v2/gh/{_slug()}/main?urlpath=lab/tree/{notebook}" in html
     if 'class="math' in html:
         page.wait_for_selector("mjx-container", timeout=10000)
+    assert "widget-state+json" not in html, f"{path}: embeds ipywidgets state it cannot use"
     assert not outside, f"{path}: requests left the site: {outside}"
     unexpected = [e for e in errors if not any(k in e for k in KNOWN_CONSOLE_ERRORS)]
     assert not unexpected, f"{path}: console errors: {unexpected}"

@@ -43,8 +43,8 @@ def site():
         REPORT.write_text(json.dumps(old | report, indent=1))
 
 
-LABELLED_JS = """root => Array.from(root.querySelectorAll('.ca-controls input, .ca-controls select,
-  .ca-controls button')).filter(el => {
+LABELLED_JS = """root => Array.from(root.querySelectorAll(
+  '.ca-controls input, .ca-controls select, .ca-controls button')).filter(el => {
     if (el.tagName === 'BUTTON') return !(el.textContent.trim() || el.getAttribute('aria-label'));
     return !(el.labels && el.labels.length) && !el.getAttribute('aria-label');
   }).map(el => el.outerHTML.slice(0, 80))"""
@@ -68,7 +68,7 @@ def test_every_explorer_on_the_page_is_live_and_equals_the_package(site, path):
         spec = page.evaluate("i => CourseAttention.explorers[i].spec", i)
         kind = spec["kind"]
         assert kind in checks, f"{path}: explorer {i} ({kind}) has no check in tests/"
-        root = page.locator(".ca-explorer").nth(i)
+        root = page.locator("figure.ca-explorer").nth(i)
         unlabelled = root.evaluate(LABELLED_JS)
         assert not unlabelled, f"{path}: controls without a label: {unlabelled}"
         if spec.get("model"):

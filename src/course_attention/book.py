@@ -84,7 +84,7 @@ class ExplorerMimeRenderer:
         for key, uri in explorer_scripts(spec):
             renderer.add_js_file(key, uri, {})
         html = explorer_html(spec, figure, div_id=f"fig-{data.cell_index}-{data.output_index}")
-        return [nodes.raw("", html, format="html", classes=["output", "ca-explorer"])]
+        return [nodes.raw("", html, format="html", classes=["output", "ca-explorer-output"])]
 
 
 def explorer_scripts(spec: dict) -> list[tuple[str, str]]:
@@ -204,10 +204,20 @@ def _add_static_path(app: Any) -> None:
     app.config.html_static_path.append(str(Path(__file__).parent / "static"))
 
 
+def _drop_widget_state(app: Any, pagename: str, *args: Any) -> None:
+    """The site loads no ipywidgets JavaScript (its explorers run on their own), so the widget
+    state myst-nb would embed from the executed notebook is dead weight: 18–43 KB a page."""
+    from myst_nb.sphinx_ import NbMetadataCollector
+
+    if getattr(app.env, "nb_metadata", None) is not None:
+        NbMetadataCollector.get_js_files(app.env, pagename).pop("ipywidgets_state", None)
+
+
 def setup(app: Any) -> dict[str, Any]:
     """Sphinx extension entry point."""
     app.add_config_value("course_attention_plotly_dir", "_vendor/plotly", "html")
     app.connect("builder-inited", _add_static_path)
     app.add_css_file("course_attention.css")
     app.connect("build-finished", _copy_plotly_js)
+    app.connect("html-page-context", _drop_widget_state, priority=400)  # before myst-nb's 500
     return {"version": "0.1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -359,7 +359,7 @@
   };
 
   function boot() {
-    document.querySelectorAll(".ca-explorer").forEach(function (root) {
+    document.querySelectorAll("figure.ca-explorer").forEach(function (root) {
       if (root.caExplorer) return;
       var figure = root.querySelector(".plotly-graph-div");
       var go = function () { root.caExplorer = new Explorer(root); explorers.push(root.caExplorer); };
