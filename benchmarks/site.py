@@ -110,7 +110,7 @@ def main() -> None:
             print(f"{path:40} {kb(len(html.encode()))} {n_figures:8d} {first:>13}")
             if seconds is not None:
                 firsts.append(seconds)
-            if path.startswith("chapters/"):
+            if Path(path).name[:2].isdigit():  # the numbered chapters (not the appendices)
                 chapter_sizes.append(len(html.encode()))
             if 'class="plotly-figure ca-explorer"' in html:
                 explorers += [(path, row) for row in time_explorers(chromium, base + path)]

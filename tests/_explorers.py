@@ -135,3 +135,15 @@ def open_page(chromium: Any, url: str, width: int = 1000) -> tuple[Any, list[str
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(url, wait_until="load")
     return page, outside, errors
+
+
+def assert_fits_375(chromium: Any, url: str) -> None:
+    """At 375 px the page does not scroll sideways, every control fits, nothing goes wrong."""
+    page, outside, errors = open_page(chromium, url, width=375)
+    wait_live(page)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 375
+    for box in page.locator(".ca-control").all():
+        b = box.bounding_box()
+        assert b["x"] >= 0 and b["x"] + b["width"] <= 375, b
+    assert not outside and not errors, (outside, errors)
+    page.close()

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from _explorers import (
+    assert_fits_375,
     controls,
     message,
     open_page,
@@ -76,13 +77,7 @@ def test_heads_explorer_equals_numpy_and_keeps_the_head_in_range(tmp_path):
         assert "one of 1, 2, 4, 8" in page.evaluate(bad)["message"]
         assert not outside and not errors, errors
 
-        narrow, outside, errors = open_page(chromium, base + "index.html", width=375)
-        wait_live(narrow)
-        assert narrow.evaluate("document.documentElement.scrollWidth") <= 375
-        for box in narrow.locator(".ca-control").all():
-            b = box.bounding_box()
-            assert b["x"] >= 0 and b["x"] + b["width"] <= 375
-        assert not outside and not errors, errors
+        assert_fits_375(chromium, base + "index.html")
 
 
 def test_the_explorer_offers_the_chapters_heads_and_checks_its_arguments():

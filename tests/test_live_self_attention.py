@@ -5,7 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from _explorers import message, open_page, plotted, set_control, spec, standalone, wait_live
+from _explorers import (
+    assert_fits_375,
+    message,
+    open_page,
+    plotted,
+    set_control,
+    spec,
+    standalone,
+    wait_live,
+)
 from course_attention import numpy_ref, toy, viz, widgets
 from course_attention.live import self_attention as live
 
@@ -78,13 +87,7 @@ def test_self_attention_explorer_equals_numpy_and_works_by_keyboard_at_375_px(tm
         assert page.evaluate(bad)["message"].startswith("Pick an ending")  # a message, no throw
         assert not outside and not errors, errors
 
-        narrow, outside, errors = open_page(chromium, base + "index.html", width=375)
-        wait_live(narrow)
-        assert narrow.evaluate("document.documentElement.scrollWidth") <= 375
-        for box in narrow.locator(".ca-control").all():
-            b = box.bounding_box()
-            assert b["x"] >= 0 and b["x"] + b["width"] <= 375
-        assert not outside and not errors, errors
+        assert_fits_375(chromium, base + "index.html")
 
 
 def test_the_spec_gives_the_page_the_inputs_of_it_sentence():
