@@ -1,4 +1,4 @@
-"""Chapter 8's figures and live explorer: frames, bars that add up, messages instead of errors."""
+"""Chapter 8's figures and live explorer: bars that add up, messages instead of errors."""
 
 from __future__ import annotations
 
@@ -14,21 +14,17 @@ def _probs(T: float) -> np.ndarray:
     return ref.softmax(logits, temperature=T)
 
 
-def test_temperature_slider_has_one_frame_per_temperature_and_bars_that_add_up():
+def test_next_char_bars_add_up_at_every_temperature():
     temps = (0.5, 1.0, 2.0)
     probs = np.stack([_probs(T) for T in temps])
     shown = list(np.argsort(-probs[1])[:10])
-    fig = viz.sampling_temperature_slider(
-        temps, probs, ["a", "b", "c"], shown, corpus.VOCAB, "def ", active=1
-    )
-    assert [f.name for f in fig.frames] == ["0.5", "1", "2"]
-    for frame, p in zip(fig.frames, probs, strict=True):
-        bars, text = frame.data
+    bars_by_t = []
+    for p, sample in zip(probs, ["a", "b", "c"], strict=True):
+        bars, text = viz.next_char_traces(p, shown, corpus.VOCAB, "def ", sample)
         assert len(bars.y) == 11 and abs(sum(bars.y) - 1) < 1e-3  # 10 shown + "all others"
         assert np.allclose(bars.y[:10], p[shown], atol=1e-4)
-    assert fig.frames[0].data[0].y != fig.frames[2].data[0].y
-    with pytest.raises(ValueError, match="need probs"):
-        viz.sampling_temperature_slider(temps, probs[:2], ["a"] * 3, shown, corpus.VOCAB, "x")
+        bars_by_t.append(bars.y)
+    assert bars_by_t[0] != bars_by_t[2]
 
 
 def test_sample_text_is_escaped_keeps_spaces_and_bolds_the_prompt():

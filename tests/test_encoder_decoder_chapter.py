@@ -74,13 +74,12 @@ def test_decoding_steps_match_greedy_decode(model):
         inspection.decoding_steps(model, "1" * 11)
 
 
-def test_decoding_slider_has_one_frame_per_step_and_the_frames_differ(model):
+def test_decoding_figures_differ_at_every_step(model):
     steps = inspection.decoding_steps(model, "31415")
-    fig = viz.decoding_slider(steps)
-    assert len(fig.frames) == len(steps.tokens) == len(fig.layout.sliders[0].steps)
-    datas = [json.dumps(f.to_plotly_json()["data"], default=str) for f in fig.frames]
+    figs = [viz.decoding_figure(steps, t) for t in range(len(steps.tokens))]
+    datas = [json.dumps(f.to_plotly_json()["data"], default=str) for f in figs]
     assert len(set(datas)) == len(datas)
-    assert len(fig.to_json()) < 60_000
+    assert all(len(f.to_json()) < 60_000 for f in figs)
     with pytest.raises(ValueError, match="step"):
         viz.decoding_traces(steps, len(steps.tokens))
 
@@ -145,12 +144,10 @@ def test_chapter_7_references_pass_their_own_checks(exercise_id):
     assert ex.evaluate(exercise_id, exercise.reference)[0]
 
 
-def test_decoding_slider_counts_steps_from_one_like_its_rows(model):
+def test_decoding_rows_count_steps_from_one(model):
     steps = inspection.decoding_steps(model, "31415")
-    fig = viz.decoding_slider(steps)
-    labels = [s.label for s in fig.layout.sliders[0].steps]
-    assert labels == [str(i) for i in range(1, len(steps.tokens) + 1)]
-    assert list(fig.frames[0].data[0].y) == [f"step {i}" for i in range(1, len(steps.tokens) + 1)]
+    heat, _, _ = viz.decoding_traces(steps, 0)
+    assert list(heat.y) == [f"step {i}" for i in range(1, len(steps.tokens) + 1)]
 
 
 def test_cross_attention_heads_keeps_every_layer_and_head_and_averages_to_the_map(model):

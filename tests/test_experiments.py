@@ -124,16 +124,6 @@ def test_chapter_2_figures_have_one_curve_per_run_and_stay_small():
         assert len(figure.to_json()) < 30_000
 
 
-def test_scaling_slider_has_one_frame_per_width_with_both_settings():
-    fig = viz.scaling_slider(d_ks=(1, 16, 1024), seq_k=6)
-    assert [f.name for f in fig.frames] == ["1", "16", "1024"]
-    assert all(len(f.data) == 2 for f in fig.frames)
-    first, last = fig.frames[0].data, fig.frames[-1].data
-    assert first[0].y == first[1].y  # d_k = 1: scaling changes nothing
-    assert max(last[0].y) > max(last[1].y)  # unscaled saturates
-    assert len(fig.to_json()) < 60_000
-
-
 def test_chapter_2_figure_builders_reject_bad_input():
     with pytest.raises(ValueError, match="widths"):
         viz.variance_figure((1, 2), [1.0, 2.0, 3.0], [1.0, 1.0])

@@ -62,13 +62,12 @@ def test_example_mask_rejects_bad_input():
         viz.example_mask("causal", 4, 5)
 
 
-def test_mask_builder_has_one_frame_per_kind_and_hidden_weights_are_zero():
-    fig = viz.mask_builder()
-    assert [f.name for f in fig.frames] == list(viz.MASK_KINDS)
-    for frame in fig.frames:
-        mask, weights = (np.array(t.z, dtype=float) for t in frame.data)
-        assert np.all(weights[mask == 0] == 0)
-        np.testing.assert_allclose(weights.sum(axis=-1), 1.0, atol=1e-3)
+@pytest.mark.parametrize("kind", viz.MASK_KINDS)
+def test_mask_figure_hides_weights_and_stays_small(kind):
+    fig = viz.mask_figure(kind, 4)
+    mask, weights = (np.array(t.z, dtype=float) for t in fig.data)
+    assert np.all(weights[mask == 0] == 0)
+    np.testing.assert_allclose(weights.sum(axis=-1), 1.0, atol=1e-3)
     assert len(pio.to_json(fig)) < 60_000
 
 

@@ -79,18 +79,17 @@ def test_two_head_example_heads_follow_their_relations():
         assert kind[i, same].sum() > 0.9
 
 
-def test_head_slider_has_one_frame_per_head_and_stays_small():
+def test_head_heatmap_shows_one_head_and_checks_its_input():
     e = toy.two_head_example()
     _, w = ref.multi_head_attention(e.X, e.X, e.W_q, e.W_k, e.W_v, e.W_o, e.n_heads)
-    fig = viz.head_slider(w[0], e.tokens, e.head_names)
-    assert len(fig.frames) == 2 == len(fig.layout.sliders[0].steps)
-    assert fig.frames[0].data[0].z != fig.frames[1].data[0].z
-    assert len(set(fig.frames[0].data[0].x)) == len(e.tokens)  # "the" appears twice
-    assert len(fig.to_json()) < 30_000
-    with pytest.raises(ValueError, match="heads"):
-        viz.head_slider(w[0], e.tokens, ["only one name"])
+    first, second = (viz.head_heatmap(w[0], e.tokens, h) for h in range(2))
+    assert first.data[0].z != second.data[0].z
+    assert len(set(first.data[0].x)) == len(e.tokens)  # "the" appears twice
+    assert len(first.to_json()) < 30_000
+    with pytest.raises(ValueError, match="head=2"):
+        viz.head_heatmap(w[0], e.tokens, 2)
     with pytest.raises(ValueError, match=r"\(heads, seq, seq\)"):
-        viz.head_slider(w[0, 0], e.tokens)
+        viz.head_heatmap(w[0, 0], e.tokens, 0)
 
 
 def test_tables_show_as_html_and_text():

@@ -179,10 +179,10 @@ def test_length_generalisation_claims_hold_for_every_seed(seed):
         assert run.losses[-10:].mean() < run.losses[:10].mean() / 5
 
 
-def test_rope_slider_and_length_figure_stay_small():
-    fig = viz.rope_offset_slider(range(0, 49, 3))
-    assert len(fig.frames) == 17 and len(fig.to_json()) < 60_000
-    assert fig.frames[0].data[0].y != fig.frames[1].data[0].y
+def test_rope_figure_and_length_figure_stay_small():
+    first, second = (viz.rope_offset_figure(o, max_offset=48) for o in (0, 3))
+    assert len(first.to_json()) < 60_000
+    assert first.data[0].y != second.data[0].y
     lengths = viz.length_figure({"a": {1: 1.0, 2: 0.5}, "b": {1: 0.0, 2: 1.0}}, trained_max=1)
     assert len(lengths.data) == 2
     with pytest.raises(ValueError, match="offset=70"):

@@ -161,14 +161,12 @@ def test_path_length_and_memory():
         E.attention_weight_bytes(0)
 
 
-def test_query_token_slider_has_one_frame_per_token_and_each_frame_is_a_row():
+def test_query_row_figure_shows_the_row_of_its_query():
     s = toy.it_sentence("tired")
     _, weights = _self_attention(s)
-    fig = viz.query_token_slider(weights, s.tokens, active=s.it_index)
-    assert len(fig.frames) == len(s.tokens)
-    assert fig.layout.sliders[0].active == s.it_index
-    for i, frame in enumerate(fig.frames):
-        np.testing.assert_allclose(frame.data[0].y, weights[i], atol=1e-4)
+    for i in range(len(s.tokens)):
+        fig = viz.query_row_figure(weights, s.tokens, i)
+        np.testing.assert_allclose(fig.data[0].y, weights[i], atol=1e-4)
     assert len(fig.to_json()) < 40_000
 
 
@@ -176,7 +174,7 @@ def test_chapter_three_figures_check_their_inputs():
     s = toy.it_sentence("tired")
     _, weights = _self_attention(s)
     with pytest.raises(ValueError, match=r"\(seq, seq\) = \(11, 11\).*\(10, 11\)"):
-        viz.query_token_slider(weights[:-1], s.tokens)
+        viz.query_row_figure(weights[:-1], s.tokens, 0)
     with pytest.raises(ValueError, match="query=11"):
         viz.query_row_figure(weights, s.tokens, 11)
     with pytest.raises(ValueError, match=r"shape \(10,\) for 11 tokens"):

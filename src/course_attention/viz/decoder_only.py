@@ -1,8 +1,8 @@
 """Figures of chapter 8 (a GPT you train yourself).
 
 Introduced in chapter 8: the training loss against the unigram and bigram baselines, the
-next-character distribution with a sample of text (a slider over temperature, precomputed frames),
-and the work a KV cache saves.
+next-character distribution with a sample of text at one temperature, and the work a KV cache
+saves.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
-from .core import PALETTE, _layout, _rounded, curve, slider_figure
+from .core import PALETTE, _layout, _rounded, curve
 
 __all__ = [
     "char_label",
@@ -22,7 +22,6 @@ __all__ = [
     "loss_baselines_figure",
     "next_char_traces",
     "next_char_figure",
-    "sampling_temperature_slider",
     "message_figure",
     "cache_work_figure",
 ]
@@ -137,43 +136,9 @@ def next_char_figure(
     sample: str,
     title: str | None = None,
 ) -> go.Figure:
-    """One setting of :func:`sampling_temperature_slider` (the live explorer redraws this)."""
+    """The next-character distribution and a sample at one temperature (the live explorer)."""
     fig = go.Figure(list(next_char_traces(probs, shown, vocab, prompt, sample)))
     return _next_char_layout(fig, title, height=520)
-
-
-def sampling_temperature_slider(
-    temperatures: Sequence[float],
-    probs: ArrayLike,
-    samples: Sequence[str],
-    shown: Sequence[int],
-    vocab: str,
-    prompt: str,
-    title: str | None = None,
-    active: int = 0,
-) -> go.Figure:
-    """A slider over temperature: the next-character distribution and a sample at each.
-
-    Introduced in chapter 8. ``probs`` ``(n_temperatures, vocab)``; ``samples`` one text per
-    temperature. Precomputed frames: it works on the static website.
-    """
-    p = np.asarray(probs, dtype=float)
-    if p.shape != (len(temperatures), len(vocab)) or len(samples) != len(temperatures):
-        raise ValueError(
-            f"need probs ({len(temperatures)}, {len(vocab)}) and {len(temperatures)} samples; "
-            f"got {p.shape} and {len(samples)}"
-        )
-    index = {t: i for i, t in enumerate(temperatures)}
-    fig = slider_figure(
-        lambda t: next_char_traces(p[index[t]], shown, vocab, prompt, samples[index[t]]),
-        list(temperatures),
-        label="temperature",
-        active=active,
-        format_value=lambda t: f"{t:g}",
-        title=title,
-        height=560,
-    )
-    return _next_char_layout(fig, title, height=560)
 
 
 def message_figure(message: str, title: str = "cannot run this prompt") -> go.Figure:

@@ -10,14 +10,13 @@ from numpy.typing import ArrayLike
 
 from .. import efficient
 from .. import numpy_ref as ref
-from .core import _PANEL_TITLE, PALETTE, _layout, _rounded, curve, slider_figure
+from .core import _PANEL_TITLE, PALETTE, _layout, _rounded, curve
 from .multi_head import Table
 
 __all__ = [
     "tiling_states",
     "tiling_traces",
     "tiling_figure",
-    "tiling_slider",
     "memory_figure",
     "kv_cache_view",
 ]
@@ -118,26 +117,6 @@ def tiling_figure(
     gap_max = float(np.nanmax(np.stack(gaps)))
     fig = go.Figure(list(tiling_traces(grids[s], gaps[s])))
     return _two_panels(_layout(fig, title, height=420), seq_len, gap_max)
-
-
-def tiling_slider(seq_len: int = 16, block_size: int = 4, title: str | None = None) -> go.Figure:
-    """The website slider of chapter 11: one frame per tile of the tiled pass.
-
-    Left: the ``(seq_len, seq_len)`` scores of one head; only the orange tile
-    ``(block_size, block_size)`` exists at this step. Right: for each query, the largest distance
-    between its running output and the final one; it reaches 0 at the query tile's last key tile.
-    """
-    grids, gaps = tiling_states(seq_len, block_size)
-    gap_max = float(np.nanmax(np.stack(gaps)))
-    fig = slider_figure(
-        lambda s: tiling_traces(grids[s], gaps[s]),
-        list(range(len(grids))),
-        label="step",
-        format_value=lambda s: f"{s + 1}",
-        title=title,
-        height=470,
-    )
-    return _two_panels(fig, seq_len, gap_max)
 
 
 def memory_figure(

@@ -1,7 +1,7 @@
 """Figures of chapter 7 (encoder–decoder and cross-attention).
 
 Introduced in chapter 7: the masks of the three Transformer families, cross-attention maps
-before and after training, and greedy decoding step by step (a slider over precomputed frames).
+before and after training, and greedy decoding step by step.
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ __all__ = [
     "accuracy_by_length_figure",
     "decoding_traces",
     "decoding_figure",
-    "decoding_slider",
     "decoding_error_figure",
     "training_loss_figure",
 ]
@@ -231,7 +230,7 @@ def _check_steps(steps: Any) -> np.ndarray:
 
 
 def decoding_traces(steps: Any, step: int) -> tuple[go.Heatmap, go.Bar, go.Scatter]:
-    """The traces of greedy decoding at ``step`` (0-based), for a slider or a live explorer.
+    """The traces of greedy decoding at ``step`` (0-based), for the live explorer.
 
     Introduced in chapter 7. ``steps`` is a :class:`course_attention.inspection.DecodingSteps`
     (``weights`` ``(steps, seq_s)``). Left: the cross-attention rows of the steps so far (later
@@ -295,25 +294,6 @@ def decoding_figure(steps: Any, step: int, title: str | None = None) -> go.Figur
     """Greedy decoding at one ``step`` (chapter 7; the live explorer redraws this)."""
     fig = go.Figure(list(decoding_traces(steps, step)))
     return _decoding_layout(fig, title, height=440)
-
-
-def decoding_slider(steps: Any, title: str | None = None) -> go.Figure:
-    """Greedy decoding with a slider over the steps: works on the static website.
-
-    Introduced in chapter 7. ``steps`` is a :class:`course_attention.inspection.DecodingSteps`
-    ``(steps, seq_s)``; each slider position is one precomputed frame of
-    :func:`decoding_traces`.
-    """
-    n = len(_check_steps(steps))
-    fig = slider_figure(
-        lambda t: decoding_traces(steps, t),
-        list(range(n)),
-        label="step",
-        format_value=lambda t: str(t + 1),
-        title=title,
-        height=500,
-    )
-    return _decoding_layout(fig, title, height=500)
 
 
 def decoding_error_figure(message: str) -> go.Figure:

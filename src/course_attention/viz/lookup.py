@@ -1,4 +1,4 @@
-"""Figures of chapter 1: word vectors on a plane, soft look-up, temperature and query sliders."""
+"""Figures of chapter 1: word vectors on a plane, soft look-up, the temperature slider."""
 
 from __future__ import annotations
 
@@ -21,7 +21,6 @@ __all__ = [
     "soft_lookup_traces",
     "soft_lookup_figure",
     "query_direction",
-    "query_direction_slider",
     "temperature_slider",
     "LOOKUP_KEYS",
     "LOOKUP_ANGLES",
@@ -35,7 +34,7 @@ LOOKUP_KEYS: tuple[str, ...] = ("apple", "banana", "chair")
 #: The steps of :func:`temperature_slider` (chapter 1 reasons about them, so they are named).
 LOOKUP_TEMPERATURES: tuple[float, ...] = (0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 2.0, 5.0, 20.0)
 
-#: The query angles in degrees, the steps of :func:`query_direction_slider` (chapter 1).
+#: The query angles in degrees that chapter 1 turns a unit query through.
 LOOKUP_ANGLES: tuple[float, ...] = tuple(float(a) for a in range(-30, 181, 15))
 
 
@@ -168,28 +167,6 @@ def query_direction(angle_deg: float, length: float = 1.0) -> np.ndarray:
     """The 2-D query ``(2,)`` pointing ``angle_deg`` degrees from the first feature axis."""
     angle = np.deg2rad(angle_deg)
     return length * np.array([np.cos(angle), np.sin(angle)])
-
-
-def query_direction_slider(
-    angles: Sequence[float] = LOOKUP_ANGLES,
-    temperature: float = 0.3,
-    keys: Sequence[str] = LOOKUP_KEYS,
-    title: str | None = None,
-) -> go.Figure:
-    """Slider over the direction of a unit query: how the weights and the value follow it.
-
-    Introduced in chapter 1. One frame per angle in degrees (``len(angles)`` frames).
-    """
-    values = list(angles)
-    fig = slider_figure(
-        lambda a: soft_lookup_traces(query_direction(a), temperature, keys),
-        values,
-        label="query angle",
-        active=min(range(len(values)), key=lambda i: abs(values[i])) if values else 0,
-        format_value=lambda a: f"{a:g}°",
-        title=title,
-    )
-    return _soft_lookup_layout(fig, title, keys)
 
 
 def temperature_slider(

@@ -27,11 +27,10 @@ __all__ = [
     "padded_tokens",
     "mask_traces",
     "mask_figure",
-    "mask_builder",
     "causal_query_slider",
 ]
 
-#: The masks of the chapter-4 mask builder, in the order of its slider.
+#: The masks of the chapter-4 mask builder, in the order of its presets.
 MASK_KINDS: tuple[str, ...] = ("bidirectional", "causal", "padding", "causal + padding")
 #: The sentence of the mask builder, real tokens first and ``[PAD]`` after ``n_real`` of them.
 MASK_TOKENS: tuple[str, ...] = ("[BOS]", "I", "like", "you", "a", "lot")
@@ -123,30 +122,6 @@ def mask_figure(
     scores = toy.mask_scores(len(tokens)) if scores is None else scores
     fig = go.Figure(list(mask_traces(kind, tokens, n_real, scores, mask=mask)))
     return _layout(_two_panels(fig), title, height=420)
-
-
-def mask_builder(
-    tokens: Sequence[str] = MASK_TOKENS,
-    n_real: int = 4,
-    scores: ArrayLike | None = None,
-    title: str | None = None,
-) -> go.Figure:
-    """The mask builder for the website: a slider over ``MASK_KINDS`` (chapter 4).
-
-    Each frame shows one mask ``(seq, seq)`` beside the weights it gives; ``tokens`` ``(seq,)``
-    hold ``n_real`` real tokens and padding after them; ``scores`` ``(seq, seq)``.
-    """
-    from .. import toy
-
-    scores = toy.mask_scores(len(tokens)) if scores is None else scores
-    fig = slider_figure(
-        lambda kind: mask_traces(kind, tokens, n_real, scores),
-        list(MASK_KINDS),
-        label="mask",
-        title=title,
-        height=470,
-    )
-    return _two_panels(fig)
 
 
 def causal_query_slider(

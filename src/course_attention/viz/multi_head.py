@@ -10,9 +10,9 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
-from .core import _layout, attention_heatmap, heatmap_trace, slider_figure, unique_labels
+from .core import _layout, attention_heatmap
 
-__all__ = ["Table", "shape_table", "cost_table", "head_slider", "head_heatmap"]
+__all__ = ["Table", "shape_table", "cost_table", "head_heatmap"]
 
 
 class Table:
@@ -82,36 +82,6 @@ def _check_heads(weights: ArrayLike, tokens: Sequence[str]) -> np.ndarray:
             f"got {w.shape}"
         )
     return w
-
-
-def head_slider(
-    weights: ArrayLike,
-    tokens: Sequence[str],
-    head_names: Sequence[str] | None = None,
-    title: str | None = None,
-) -> go.Figure:
-    """A slider over heads: one attention heatmap per head, precomputed frames.
-
-    Introduced in chapter 5. ``weights`` is ``(heads, seq, seq)`` for one sequence of
-    self-attention; ``head_names`` labels the slider steps (default ``"head 0"``, …). Works on the
-    static website (no kernel).
-    """
-    w = _check_heads(weights, tokens)
-    names = list(head_names) if head_names is not None else [f"head {i}" for i in range(len(w))]
-    if len(names) != len(w):
-        raise ValueError(f"{len(names)} head names for {len(w)} heads")
-    labels = unique_labels(tokens)
-    index = {name: i for i, name in enumerate(names)}
-    fig = slider_figure(
-        lambda name: [heatmap_trace(w[index[name]], labels, labels)],
-        names,
-        label="head",
-        title=title,
-        height=max(420, 160 + 45 * len(tokens)),
-    )
-    fig.update_yaxes(autorange="reversed", title="query")
-    fig.update_xaxes(title="key", side="bottom")
-    return fig
 
 
 def head_heatmap(

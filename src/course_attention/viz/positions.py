@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import numpy as np
 import plotly.graph_objects as go
 
-from .core import PALETTE, _layout, _rounded, curve, slider_figure
+from .core import PALETTE, _layout, _rounded, curve
 
-__all__ = ["rope_offset_traces", "rope_offset_figure", "rope_offset_slider", "length_figure"]
+__all__ = ["rope_offset_traces", "rope_offset_figure", "length_figure"]
 
 
 def _curves(d: int, base: float, max_offset: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -92,27 +92,6 @@ def rope_offset_figure(
     """:func:`rope_offset_traces` as one figure (the live explorer's figure, chapter 10)."""
     fig = go.Figure(rope_offset_traces(offset, d, base, max_offset))
     return _rope_axes(_layout(fig, title, height=560), d, max_offset)
-
-
-def rope_offset_slider(
-    offsets: Sequence[int], d: int = 64, base: float = 10000.0, title: str | None = None
-) -> go.Figure:
-    """:func:`rope_offset_figure` with a slider over ``offsets`` (precomputed frames).
-
-    Introduced in chapter 10; works on the static website.
-    """
-    offsets = [int(o) for o in offsets]
-    if not offsets:
-        raise ValueError("rope_offset_slider needs at least one offset")
-    top = max(offsets)
-    fig = slider_figure(
-        lambda o: rope_offset_traces(o, d, base, top),
-        offsets,
-        "offset m − n",
-        title=title,
-        height=600,
-    )
-    return _rope_axes(fig, d, top)
 
 
 def length_figure(

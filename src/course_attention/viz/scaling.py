@@ -1,4 +1,4 @@
-"""Figures of chapter 2: score variance, softmax saturation, gradients, the d_k slider."""
+"""Figures of chapter 2: score variance, softmax saturation, gradients, weights at one d_k."""
 
 from __future__ import annotations
 
@@ -13,9 +13,7 @@ from .core import (
     _DIGITS,
     PALETTE,
     _layout,
-    _rounded,
     curve,
-    slider_figure,
     weight_bars,
 )
 
@@ -24,7 +22,6 @@ __all__ = [
     "saturation_figure",
     "jacobian_norm_figure",
     "gradient_spread_figure",
-    "scaling_slider",
     "scaling_bars_figure",
 ]
 
@@ -154,50 +151,6 @@ def gradient_spread_figure(runs: Mapping[str, Any], title: str | None = None) ->
     _dk_axis(fig, stats.d_k.tolist())
     fig.update_yaxes(type="log", title="‖∂L/∂q‖ / √d_k over queries")
     return _layout(fig, title)
-
-
-def _scaling_bars(weights: np.ndarray, keys: Sequence[str], name: str, color: str) -> go.Bar:
-    return go.Bar(
-        x=list(keys),
-        y=_rounded(weights),
-        name=name,
-        marker_color=color,
-        hovertemplate="key %{x}<br>weight %{y:.3f}<extra>" + name + "</extra>",
-    )
-
-
-def scaling_slider(
-    d_ks: Sequence[int] | None = None,
-    seq_k: int = 8,
-    seed: int = 0,
-    title: str | None = None,
-) -> go.Figure:
-    """Slider over ``d_k``: one query's weights over ``seq_k`` keys, unscaled beside scaled.
-
-    Introduced in chapter 2. Every frame holds two bar traces ``(seq_k,)``: the weights of
-    softmax(q·k) and of softmax(q·k / √d_k), computed by
-    :func:`course_attention.experiments.weights_by_width` (the same query and keys throughout).
-    """
-    from .. import experiments
-
-    values = list(experiments.DK_VALUES if d_ks is None else d_ks)
-    unscaled = experiments.weights_by_width(values, exponent=0.0, seq_k=seq_k, seed=seed)
-    scaled = experiments.weights_by_width(values, exponent=0.5, seq_k=seq_k, seed=seed)
-    keys = [f"k{j}" for j in range(seq_k)]
-    index = {d: i for i, d in enumerate(values)}
-
-    def traces(d: int) -> list[go.Bar]:
-        i = index[d]
-        return [
-            _scaling_bars(unscaled[i], keys, "softmax(q·k)", _RUN_COLORS[0]),
-            _scaling_bars(scaled[i], keys, "softmax(q·k / √d_k)", _RUN_COLORS[1]),
-        ]
-
-    fig = slider_figure(traces, values, label="d_k", format_value=str, title=title)
-    fig.update_layout(barmode="group", legend=dict(orientation="h", y=1.08, x=0))
-    fig.update_yaxes(range=[0, 1.05], title="weight")
-    fig.update_xaxes(title="key")
-    return fig
 
 
 def scaling_bars_figure(weights: ArrayLike, title: str | None = None) -> go.Figure:

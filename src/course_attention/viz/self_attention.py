@@ -1,4 +1,4 @@
-"""Figures of chapter 3 (self-attention): the "it" weights, the query-token slider, recurrence."""
+"""Figures of chapter 3 (self-attention): the "it" weights, one query's row, recurrence."""
 
 from __future__ import annotations
 
@@ -9,11 +9,10 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
-from .core import PALETTE, _bars, _layout, _rounded, curve, slider_figure, unique_labels
+from .core import PALETTE, _bars, _layout, _rounded, curve, unique_labels
 
 __all__ = [
     "query_row_figure",
-    "query_token_slider",
     "it_weights_figure",
     "recurrence_figure",
 ]
@@ -49,29 +48,6 @@ def query_row_figure(
     fig.update_yaxes(range=[0, 1.1], title="weight")
     fig.update_xaxes(title="key token")
     return _layout(fig, title, height=340)
-
-
-def query_token_slider(
-    weights: ArrayLike, tokens: Sequence[str], active: int = 0, title: str | None = None
-) -> go.Figure:
-    """Slider over the query token: its weights over every token, one frame per query.
-
-    Introduced in chapter 3. ``weights`` ``(seq, seq)``, one row per query; the frames are
-    precomputed, so the slider works on the static website.
-    """
-    w = _check_square(weights, tokens)
-    labels = unique_labels(tokens)
-    fig = slider_figure(
-        lambda i: _row_traces(w, tokens, i),
-        list(range(len(tokens))),
-        label="query",
-        active=active,
-        format_value=lambda i: labels[i],
-        title=title,
-    )
-    fig.update_yaxes(range=[0, 1.1], title="weight")
-    fig.update_xaxes(title="key token")
-    return fig
 
 
 def it_weights_figure(
