@@ -55,15 +55,6 @@ def test_statistics_are_deterministic_given_the_seed():
     np.testing.assert_array_equal(E.dot_product_variance(seed=1), E.dot_product_variance(seed=1))
 
 
-def test_weights_by_width_rows_are_softmax_weights_of_a_growing_prefix():
-    weights = E.weights_by_width((1, 8, 1024), exponent=0.0, seq_k=5)
-    assert weights.shape == (3, 5)
-    np.testing.assert_allclose(weights.sum(axis=-1), 1.0)
-    assert weights[-1].max() > weights[0].max()
-    one = E.weights_by_width((8,), exponent=0.5, seq_k=5)
-    np.testing.assert_allclose(one[0], E.weights_by_width((1, 8), exponent=0.5, seq_k=5)[1])
-
-
 @pytest.mark.parametrize(
     ("call", "match"),
     [
@@ -73,7 +64,6 @@ def test_weights_by_width_rows_are_softmax_weights_of_a_growing_prefix():
         (lambda: E.dot_product_variance([4], n_samples=1), "n_samples"),
         (lambda: E.scaling_statistics([4], seq_k=1), "seq_k"),
         (lambda: E.scaling_statistics([4], exponent=float("nan")), "exponent"),
-        (lambda: E.weights_by_width([2048]), "max_width"),
         (lambda: E.expected_dot_variance(0), "d_k"),
         (lambda: E.expected_dot_variance(4, std_q=-1.0), "non-negative"),
         (lambda: ref.softmax_jacobian(np.float64(0.5)), "at least 1 dimension"),

@@ -21,7 +21,6 @@ __all__ = [
     "dot_product_variance",
     "ScalingStats",
     "scaling_statistics",
-    "weights_by_width",
     "SMALL_GRADIENT",
     "query_gradient",
 ]
@@ -202,31 +201,3 @@ def query_gradient(
         raise ValueError(f"scale must be finite; got {scale}")
     p = ref.softmax(np.einsum("...kd,...d->...k", K, q) * scale)  # (..., seq_k)
     return _query_gradient(p, K, V.sum(axis=-1), scale)  # (..., d_k)
-
-
-def weights_by_width(
-    d_ks: Sequence[int] = DK_VALUES,
-    exponent: float = 0.5,
-    seq_k: int = 8,
-    seed: int = 0,
-    max_width: int = 1024,
-) -> np.ndarray:
-    """One query's weights over ``seq_k`` keys as the width ``d_k`` grows.
-
-    Introduced in chapter 2. One query ``(max_width,)`` and keys ``(seq_k, max_width)`` are drawn
-    once; width ``d`` uses their first ``d`` features, so neighbouring widths look alike and only
-    the growth of the scores changes the picture. The scores are multiplied by
-    ``d ** -exponent`` (0 = unscaled, 0.5 = divided by √d_k).
-
-    Returns:
-        ``(n_widths, seq_k)`` weights, each row summing to 1.
-    """
-    widths = _check_widths(d_ks)
-    _check_count("seq_k", seq_k, least=2)
-    if widths.max() > max_width:
-        raise ValueError(f"every d_k must be at most max_width={max_width}; got {widths.max()}")
-    rng = np.random.default_rng(seed)
-    q = rng.standard_normal(max_width)  # (max_width,)
-    K = rng.standard_normal((seq_k, max_width))  # (seq_k, max_width)
-    scores = np.stack([K[:, :d] @ q[:d] * float(d) ** -exponent for d in widths])
-    return ref.softmax(scores)  # (n_widths, seq_k)

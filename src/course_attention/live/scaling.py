@@ -13,9 +13,8 @@ browser, so the draws come from a small portable generator written twice, here a
   and ``sin`` may differ from the browser's in the last bit, far below the 1e-12 the test asks.
 
 Draw ``s`` is stream ``s``: the query is its first ``max_width`` normals, key ``j`` the next
-``max_width`` ones, and width ``d`` uses the first ``d`` features of each (like
-:func:`course_attention.experiments.weights_by_width`, whose numpy draws the chapter's other
-figures keep).
+``max_width`` ones, and width ``d`` uses the first ``d`` features of each: a wider ``d_k`` only
+adds features to the same vectors.
 """
 
 from __future__ import annotations
