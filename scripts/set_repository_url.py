@@ -1,8 +1,9 @@
 """Point the course at another repository (a fork): one command rewrites every copy of the URL.
 
 The URL's single source is ``[project.urls] Repository`` in pyproject.toml. Its copies — the
-book's ``repository.url`` (launch buttons), the install line of every chapter's setup cell and
-the Colab/Binder links of the README — are rewritten from it; tests/test_repository_url.py
+book's ``repository.url`` (launch buttons), the install line of every chapter's setup cell (and
+of every reader edition in notebooks/, with its Colab and website links) and the Colab/Binder
+links of the README — are rewritten from it; tests/test_repository_url.py
 checks that they agree.
 
     python scripts/set_repository_url.py https://github.com/OWNER/NAME
@@ -46,8 +47,14 @@ def sync(url: str) -> None:
     slug = url.removeprefix("https://github.com/")
     _rewrite(ROOT / "pyproject.toml", rf'(Repository = "){URL_RE}(")', rf"\g<1>{url}\g<2>")
     _rewrite(ROOT / "_config.yml", rf"(\n  url: ){URL_RE}", rf"\g<1>{url}")
-    for notebook in sorted((ROOT / "chapters").glob("*.ipynb")):
+    owner, name = slug.split("/")
+    notebooks = [*(ROOT / "chapters").glob("*.ipynb"), *(ROOT / "notebooks").glob("*.ipynb")]
+    for notebook in sorted(notebooks):
         _rewrite(notebook, rf"(course-attention @ git\+){URL_RE}", rf"\g<1>{url}")
+    for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):  # reader editions' links
+        _rewrite(notebook, rf"(colab\.research\.google\.com/github/){SLUG_RE}", rf"\g<1>{slug}")
+        _rewrite(notebook, r"https://[\w.-]+\.github\.io/[\w.-]+/",
+                 f"https://{owner.lower()}.github.io/{name}/")
     _rewrite(
         ROOT / "README.md", rf"(colab\.research\.google\.com/github/){SLUG_RE}", rf"\g<1>{slug}"
     )

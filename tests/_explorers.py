@@ -15,18 +15,18 @@ from typing import Any
 
 from course_attention import book
 
-STATIC = Path(book.__file__).parent / "static"
+STATIC = Path(book.__file__).parent / "static"  # the site's stylesheet
 
 
 def standalone(explorer: Any, folder: Path) -> Path:
-    """Write ``folder/index.html`` with ``explorer`` (a :class:`course_attention.widgets.Explorer`
+    """Write ``folder/index.html`` with ``explorer`` (a :class:`course_attention.explorers.Explorer`
     with a ``live`` spec) and the scripts it needs; return the page's path."""
     spec = explorer.spec()
     figure = spec.pop("figure")
     static = folder / "_static"
     (static / book.EXPLORER_DIR).mkdir(parents=True, exist_ok=True)
     shutil.copyfile(book.plotly_js_path(), static / book.PLOTLY_JS)
-    for js in (STATIC / book.EXPLORER_DIR).glob("*.js"):
+    for js in book.explorer_script_files():  # core.js and every kind's, beside its Python
         shutil.copyfile(js, static / book.EXPLORER_DIR / js.name)
     shutil.copyfile(STATIC / "course_attention.css", static / "course_attention.css")
     if spec.get("model") is not None:

@@ -1,4 +1,7 @@
-"""Execute every chapter the way Colab would: Colab's library versions, Colab's renderer.
+"""Execute every reader notebook the way Colab would: Colab's library versions and renderer.
+
+Colab opens the reader editions (``notebooks/``, written from ``chapters/`` by ``make
+notebooks``), so those are what this runs.
 
 Run by ``make colab-check`` inside ``.venv-colab``: plotly 5.24.1 and ipywidgets 7.7.1 (Colab's
 runtime), the oldest numpy that pyproject.toml admits, and the course installed on top without
@@ -15,7 +18,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _notebooks import execute, notebooks  # noqa: E402
+from _notebooks import ROOT, execute, notebooks  # noqa: E402
 
 COLAB_HTML = "s.onload = draw"  # the Colab renderer waits for plotly.js before drawing
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"  # what Colab draws of an explorer
@@ -27,7 +30,7 @@ def main() -> int:
     libs = ("numpy", "plotly", "ipywidgets", "torch", "ipykernel")
     print("versions:", ", ".join(f"{name} {version(name)}" for name in libs))
     failed = passed = 0
-    for path in notebooks():
+    for path in (ROOT / "notebooks" / chapter.name for chapter in notebooks()):
         start = time.perf_counter()
         try:
             nb, _ = execute(path)

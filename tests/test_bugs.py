@@ -18,10 +18,11 @@ PAIRS = [
     (bugs.catches_config_field_mismatch, bugs.head_dim_buggy, bugs.head_dim_fixed),
     (bugs.catches_wrong_msa, bugs.msa_half_fixed, bugs.msa_fixed),
     (bugs.catches_wrong_concat_shape, bugs.concat_shape_buggy, bugs.concat_shape_fixed),
-    (bugs.catches_weak_shift, bugs.softmax_shift_to_one_buggy, bugs.softmax_fixed),
+    (bugs.catches_max_shape, bugs.softmax_max_without_keepdims_buggy, bugs.softmax_fixed),
     (bugs.catches_typed_scores, bugs.worked_scores_buggy, bugs.worked_scores_fixed),
     (bugs.catches_values_not_outputs, bugs.concat_values_buggy, bugs.concat_values_fixed),
     (bugs.catches_ffn_reshape, bugs.ffn_buggy, bugs.ffn_fixed),
+    (bugs.catches_swapped_referents, bugs.referents_buggy, bugs.referents_fixed),
     (
         bugs.catches_flipped_mask,
         bugs.flipped_mask_attention_buggy,
@@ -96,14 +97,22 @@ def test_claimed_concat_shape_holds_h_times_too_many_numbers():
     assert heads.reshape(bugs.concat_shape_fixed(2, 5, 8, 4)).shape == (2, 5, 8)
 
 
-def test_subtracting_the_max_leaves_values_at_most_zero_and_the_max_exactly_zero():
+def test_row_maxima_keep_a_length_one_axis_not_the_shape_of_the_scores():
     Z = np.random.default_rng(0).normal(scale=50, size=(6, 7))
-    shifted = Z - Z.max(axis=-1, keepdims=True)
-    assert (shifted <= 0).all() and (shifted.max(axis=-1) == 0).all()
-    low = np.array([-1000.0, -1001.0])  # already ≤ 1, as the comment asks, yet exp gives 0 / 0
-    with np.errstate(all="ignore"):
-        assert np.isnan(bugs.softmax_shift_to_one_buggy(low)).all()
-    np.testing.assert_allclose(bugs.softmax_fixed(low), ref.softmax(low))
+    assert Z.max(axis=-1, keepdims=True).shape == (6, 1)  # not (6, 7), as the note says
+    shifted = Z - Z.max(axis=-1, keepdims=True)  # broadcast along the keys
+    assert (shifted <= 0).all() and (shifted.max(axis=-1) == 0).all()  # so ≤ 1 holds too
+    with pytest.raises(ValueError, match="broadcast"):
+        bugs.softmax_max_without_keepdims_buggy(Z)  # (6, 7) - (6,): fails loudly
+    square = Z[:, :6]  # (6, 6) - (6,): broadcasts against the wrong axis, silently
+    assert not np.allclose(bugs.softmax_max_without_keepdims_buggy(square), ref.softmax(square))
+    np.testing.assert_allclose(bugs.softmax_fixed(square), ref.softmax(square))
+
+
+def test_swapped_referents_name_a_noun_without_the_wanted_feature():
+    assert bugs.referents_buggy() == {"tired": "street", "wide": "animal"}
+    assert not bugs.catches_swapped_referents(lambda: {"tired": "animal", "wide": "street"})
+    assert bugs.catches_swapped_referents(lambda: {"tired": "animal"})  # one ending missing
 
 
 def test_typed_banana_score_is_the_sum_with_one_sign_flipped():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pytest
 
@@ -34,6 +36,34 @@ def test_sample_text_is_escaped_keeps_spaces_and_bolds_the_prompt():
     assert viz.char_label("\n") == "⏎" and viz.char_label(" ") == "␣"
 
 
+def test_sample_text_keeps_quotes_plotly_would_draw_an_entity_literally():
+    # plotly decodes &amp; &lt; &gt; (and &nbsp; &mu; &times; &plusmn; &deg;) but not &quot;
+    text = viz.sample_html("x = ", "\"a\" + 'b' & c")
+    assert "&quot;" not in text and "&#x27;" not in text
+    assert '"a"' in text and "'b'" in text and "&amp;" in text
+    assert "&quot;" not in viz.message_figure('a "quoted" word').data[0].text[0]
+
+
+def test_sample_text_is_cut_into_lines_that_fit_a_phone():
+    sample = "    return " + "x" * 70 + "\n"
+    text = viz.sample_html("def f(x):\n", sample, width=34)
+    drawn = [line.replace("<b>", "").replace("</b>", "") for line in text.split("<br>")]
+    assert max(len(html.unescape(line)) for line in drawn) <= 34
+    assert "".join(html.unescape(line) for line in drawn).replace("\u00a0", " ") == (
+        "def f(x):" + sample.replace("\n", "")
+    )
+    many = viz.sample_html("", "y" * 34 * 10, max_lines=6)
+    assert many.count("<br>") == 5 and many.endswith("y" * 34)
+
+
+def test_a_long_title_is_broken_into_two_lines():
+    title = "T = 1.00, top-k 96, top-p 1.00: the next character, and 40 sampled"
+    fig = viz.next_char_figure(_probs(1.0), [0, 1], corpus.VOCAB, "x", "y", title=title)
+    assert fig.layout.title.text == title.replace(": ", ":<br>", 1)
+    assert all(len(part) <= 40 for part in fig.layout.title.text.split("<br>"))
+    assert viz.title_lines("short: one") == "short: one" and viz.title_lines(None) is None
+
+
 def test_loss_and_work_figures():
     fig = viz.loss_baselines_figure(np.linspace(4, 2, 50), {"bigram": 2.3})
     assert len(fig.data) == 2 and fig.data[1].y == (2.3, 2.3)
@@ -46,16 +76,21 @@ def test_loss_and_work_figures():
 
 
 @pytest.mark.parametrize(
-    "prompt, message",
-    [("café", "outside the vocabulary"), ("", "at least one character"), ("x" * 49, "at most 48")],
+    "prompt, message", [("café", "outside the vocabulary"), ("", "at least one character")]
 )
 def test_explorer_shows_a_message_for_a_prompt_it_cannot_read(prompt, message):
     explorer = widgets.gpt_explorer()
     explorer.controls["prompt"].value = prompt
-    assert message in explorer.figure.data[0].text[0]
+    assert message in explorer.message
+
+
+def test_explorer_reads_a_prompt_longer_than_the_context():
+    explorer = widgets.gpt_explorer()
+    explorer.controls["prompt"].value = "x" * 60  # the model reads the last 48, as nanoGPT
+    assert explorer.message == "" and "x" * 34 in explorer.figure.data[1].text[0]
 
 
 def test_explorer_samples_after_the_prompt():
     explorer = widgets.gpt_explorer(prompt="x" * 40)
     text = explorer.figure.data[1].text[0]
-    assert text.startswith("<b>" + "x" * 40 + "</b>")  # 9 characters fit after 40 of 48
+    assert text.startswith("<b>" + "x" * 34 + "</b><br><b>" + "x" * 6 + "</b>")  # 34 a line

@@ -143,7 +143,114 @@ def test_hbm_traffic_and_scores_bytes():
     with pytest.raises(ValueError, match="heads"):
         efficient.scores_bytes(1, 0, 5, 5)
     small, large = efficient.hbm_traffic(1024, 64, 128), efficient.hbm_traffic(4096, 64, 128)
-    assert small["tiled"] < small["plain"] and large["plain"] / large["tiled"] > 1
+    for t in (small, large):
+        assert t["fa2"] < t["fa1"] < t["plain"]
+    with pytest.raises(ValueError, match="seq_len"):
+        efficient.hbm_traffic(0, 64, 128)
+
+
+@pytest.mark.parametrize("T, d, B", [(16, 4, 4), (10, 3, 4), (4096, 64, 128), (7, 5, 16)])
+def test_hbm_traffic_equals_a_count_of_every_load_and_store(T, d, B):
+    """Walk the loops of FlashAttention-1 and -2 and add up what each step reads and writes."""
+    tiles = [min(B, T - i) for i in range(0, T, B)]  # rows of each tile
+    fa1 = T * d + 2 * T  # O, ℓ, m initialised in HBM
+    for kv in tiles:  # outer loop: key/value tiles
+        fa1 += 2 * kv * d  # K_j, V_j
+        for q in tiles:  # inner loop: read Q_i, O_i, ℓ_i, m_i; write O_i, ℓ_i, m_i
+            fa1 += q * d + q * d + 2 * q + q * d + 2 * q
+    fa2 = 0
+    for q in tiles:  # outer loop: query tiles
+        fa2 += q * d  # Q_i
+        fa2 += sum(2 * kv * d for kv in tiles)  # every K_j, V_j
+        fa2 += q * d + q  # O_i and its log-sum-exp, once
+    plain = 2 * T * d + T * T + T * T + T * T + (T * T + T * d) + T * d
+    assert efficient.hbm_traffic(T, d, B, bytes_per_value=1) == {
+        "plain": plain,
+        "fa1": fa1,
+        "fa2": fa2,
+    }
+
+
+def test_lean_attention_equals_the_reference_with_one_scores_array():
+    rng = np.random.default_rng(5)
+    Q, K, V = (rng.standard_normal((2, 9, 4)) for _ in range(3))
+    out, weights = efficient.lean_attention(Q, K, V)
+    ref_out, ref_weights = ref.scaled_dot_product_attention(Q, K, V)
+    np.testing.assert_allclose(out, ref_out, atol=1e-12)
+    np.testing.assert_allclose(weights, ref_weights, atol=1e-12)
+    Q, K, V = (rng.standard_normal((512, 64)) for _ in range(3))
+    peak = efficient.measure(lambda: efficient.lean_attention(Q, K, V)).peak_bytes
+    assert 512 * 512 * 8 <= peak < 1.2 * 512 * 512 * 8  # one (T, T) float64 array, little more
+
+
+@given(
+    seq_q=st.integers(1, 13),
+    seq_k=st.integers(1, 13),
+    block=st.integers(1, 6),
+    seed=st.integers(0, 2**16),
+    with_mask=st.booleans(),
+)
+def test_causal_flash_attention_skips_masked_tiles_and_equals_the_reference(
+    seq_q, seq_k, block, seed, with_mask
+):
+    rng = np.random.default_rng(seed)
+    Q, K, V = (
+        rng.standard_normal((seq_q, 3)),
+        rng.standard_normal((seq_k, 3)),
+        rng.standard_normal((seq_k, 2)),
+    )
+    mask = rng.random((seq_q, seq_k)) < 0.7 if with_mask else None
+    full = ref.causal_mask(seq_q, seq_k) & (True if mask is None else mask)
+    expected, weights = ref.scaled_dot_product_attention(Q, K, V, mask=full)
+    got, lse = efficient.flash_attention(
+        Q, K, V, mask=mask, block_size=block, causal=True, return_lse=True
+    )
+    np.testing.assert_allclose(got, expected, atol=1e-12, rtol=0)
+    np.testing.assert_allclose(
+        efficient.flash_attention(Q, K, V, mask=full, block_size=block),
+        expected,
+        atol=1e-12,
+        rtol=0,
+    )
+    # the log-sum-exp is enough to recompute every weight from its score (the backward pass)
+    s = np.where(full, Q @ K.T / np.sqrt(3), -np.inf)
+    with np.errstate(invalid="ignore"):
+        again = np.where(np.isfinite(lse)[:, None], np.exp(s - lse[:, None]), 0.0)
+    np.testing.assert_allclose(again, weights, atol=1e-12)
+    # no tile it computes is fully masked, and it computes every tile that is not
+    steps = list(efficient.flash_attention_steps(Q, K, V, mask=mask, block_size=block, causal=True))
+    for st_ in steps:
+        (i0, i1), (j0, j1) = st_.rows, st_.cols
+        assert full[i0:i1, j0:j1].any()
+    needed = {
+        (i0, j0)
+        for i0 in range(0, seq_q, block)
+        for j0 in range(0, seq_k, block)
+        if full[i0 : i0 + block, j0 : j0 + block].any()
+    }
+    assert {(s.rows[0], s.cols[0]) for s in steps} == needed
+    count = efficient.tiles_computed(seq_q, seq_k, block, causal=True, mask=mask)
+    assert count["tiles"] == len(needed) and count["all tiles"] == (-(-seq_q // block)) * (
+        -(-seq_k // block)
+    )
+    assert count["scores"] == sum((s.rows[1] - s.rows[0]) * (s.cols[1] - s.cols[0]) for s in steps)
+
+
+def test_causal_tiles_at_16_tokens_and_tiles_of_4():
+    count = efficient.tiles_computed(16, 16, 4, causal=True)
+    assert count == {"tiles": 10, "all tiles": 16, "scores": 160, "all scores": 256}
+    assert efficient.tiles_computed(16, 16, 4) == {
+        "tiles": 16,
+        "all tiles": 16,
+        "scores": 256,
+        "all scores": 256,
+    }
+
+
+def test_flash_backward_figures_say_recomputing_costs_flops_and_saves_time():
+    std, flash = efficient.FLASH_BACKWARD["standard"], efficient.FLASH_BACKWARD["flash"]
+    assert flash["gflops"] > std["gflops"] and flash["ms"] < std["ms"]
+    assert flash["hbm_gb"] < std["hbm_gb"]
 
 
 # --- grouped-query attention ----------------------------------------------------------------
@@ -292,6 +399,80 @@ def test_bad_window_arguments_are_named(seq_len, window):
 
 def test_numpy_ref_reexports_chapter_11():
     assert ref.flash_attention is efficient.flash_attention
-    assert ref.grouped_query_attention is grouped_query.grouped_query_attention
     assert ref.sliding_window_mask is sliding_window.sliding_window_mask
     assert "online_softmax" in ref.__all__
+    assert not hasattr(ref, "grouped_query_attention")  # it builds on numpy_ref: one-way imports
+
+
+def test_gqa_equals_pytorch_sdpa_with_enable_gqa():
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((2, 5, 24))
+    W_q, W_k, W_v, W_o = _gqa_weights(rng, 24, 6, 2)
+    out, _ = grouped_query.grouped_query_attention(
+        X, X, W_q, W_k, W_v, W_o, 6, 2, ref.causal_mask(5)
+    )
+    Q = torch.from_numpy(ref.split_heads(X @ W_q, 6))
+    K, V = (torch.from_numpy(ref.split_heads(X @ W, 2)) for W in (W_k, W_v))
+    try:
+        theirs = F.scaled_dot_product_attention(Q, K, V, is_causal=True, enable_gqa=True).numpy()
+    except TypeError:  # torch before 2.5 has no enable_gqa
+        pytest.skip("this torch has no enable_gqa")
+    np.testing.assert_allclose(ref.merge_heads(theirs) @ W_o, out, atol=1e-12)
+
+
+def test_the_package_imports_form_no_cycle():
+    """Every import inside course_attention (top-level or in a function) runs one way."""
+    import ast
+    from pathlib import Path
+
+    import course_attention
+
+    root = Path(course_attention.__file__).parent
+    names = {}
+    for path in root.rglob("*.py"):
+        parts = path.relative_to(root.parent).with_suffix("").parts
+        names[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph: dict[str, set[str]] = {}
+    for name, path in names.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        graph[name] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + [node.module] if node.module else base)
+                if not node.level:
+                    target = node.module or ""
+                for alias in node.names:  # `from . import x`: the submodule x, if it is one
+                    dep = f"{target}.{alias.name}" if f"{target}.{alias.name}" in names else target
+                    if dep in names and dep != name:
+                        graph[name].add(dep)
+            elif isinstance(node, ast.Import):
+                graph[name] |= {a.name for a in node.names if a.name in names and a.name != name}
+    # the parent package is imported before any of its modules anyway: leave those arrows out
+    graph = {n: {d for d in deps if not n.startswith(d + ".")} for n, deps in graph.items()}
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for dep in sorted(graph[node]):
+            if state.get(dep) == 1:
+                raise AssertionError("import cycle: " + " → ".join(path[path.index(dep) :] + [dep]))
+            if dep not in state:
+                visit(dep, [*path, dep])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    assert "course_attention.numpy_ref" in graph["course_attention.grouped_query"]
+
+
+def test_tiling_figure_names_the_states_in_a_legend_not_a_colour_bar():
+    from course_attention import viz
+
+    fig = viz.tiling_figure(16, 4, step=3, title="tiles")
+    heatmap = fig.data[0]
+    assert heatmap.showscale is False  # a colour bar between the panels covered the right axis
+    keys = [t.name for t in fig.data if t.showlegend is not False and t.name]
+    assert keys == list(viz.efficient.TILE_STATES)
+    assert fig.layout.legend.y < 0 and fig.layout.margin.b >= 100  # under the panels

@@ -109,11 +109,10 @@ def test_cross_attention_pair_and_loss_figure_check_their_input():
 def test_decoding_explorer_shows_bad_input_as_a_message_and_redraws_fast(model):
     explorer = widgets.decoding_explorer(model=model, lengths=(3, 8))
     explorer.controls["digits"].value = "12a"
-    assert "type digits 0-9 only" in explorer.figure.layout.title.text
+    assert "Type digits 0-9 only" in explorer.message  # the website's message, word for word
     for typed in ("7", "987654321"):  # outside the trained lengths: no meaningless answer
         explorer.controls["digits"].value = typed
-        title = explorer.figure.layout.title.text
-        assert f"learned strings of 3 to 8 digits and you typed {len(typed)}" in title
+        assert f"learned strings of 3 to 8 digits and you typed {len(typed)}" in explorer.message
     explorer.controls["digits"].value = "907"
     n_steps = len(inspection.decoding_steps(model, "907").tokens)
     assert explorer.controls["step"].min == 1  # steps are counted from 1, as in the figure rows
@@ -275,3 +274,54 @@ def test_chapter_7_checkers_catch_common_mistakes():
 
     ok, message = ex.evaluate("encoder-decoder-3", self_attention)
     assert not ok and "memory" in message
+
+
+@pytest.fixture(scope="module")
+def seed_claims() -> dict:
+    """Chapter 7's measurements on models trained with seeds 0, 1 and 2 (cached per module)."""
+    return {}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_chapter_7_claims_hold_for_seeds_0_1_2(seed, seed_claims):
+    """The chapter's own checks (``check_encoder_decoder_claims``) on two models per seed."""
+    from course_attention import experiments as E
+
+    runs = E.train_seq2seq("reverse", seed), E.train_seq2seq("sort", seed)
+    seed_claims[seed] = E.measure_encoder_decoders(*runs)
+    E.check_encoder_decoder_claims(seed_claims[seed])
+
+
+def test_chapter_7_claims_check_fails_when_a_claim_is_false(seed_claims):
+    from dataclasses import replace
+
+    from course_attention import experiments as E
+
+    if not seed_claims:  # run alone: measure seed 0 here
+        runs = E.train_seq2seq("reverse", 0), E.train_seq2seq("sort", 0)
+        seed_claims[0] = E.measure_encoder_decoders(*runs)
+    claims = next(iter(seed_claims.values()))
+    with pytest.raises(AssertionError, match="reads by content"):
+        E.check_encoder_decoder_claims(replace(claims, shift_sort=claims.shift_reverse))
+    above_chance = replace(claims.sort, mirror=2 * claims.sort.chance)  # "about chance" is false
+    with pytest.raises(AssertionError, match="chance"):
+        E.check_encoder_decoder_claims(replace(claims, sort=above_chance))
+    with pytest.raises(AssertionError, match="longest trained length"):
+        E.check_encoder_decoder_claims(replace(claims, typical_length={1: 2, 2: 2, 9: 8, 10: 9}))
+
+
+def test_heads_slider_labels_only_the_cell_holding_most_of_a_row_and_labels_rows_once():
+    """At 375 px six numbers per row ran together: a row shows at most one (its > 0.5 cell)."""
+    w = np.random.default_rng(1).dirichlet(np.full(6, 0.3), size=(2, 4, 6))  # (2, 4, 6, 6)
+    fig = viz.cross_attention_heads_slider(
+        w, w, list("abcdef"), (list("uvwxyz"), list("uvwxyz")), ("before", "after")
+    )
+    for frame, (name, m) in zip(fig.frames, zip(*viz.head_frames(w), strict=True), strict=True):
+        assert frame.name == name
+        for trace in frame.data:
+            text = np.array(trace.text)
+            assert ((text != "") == (m > 0.5)).all()
+            assert ((text != "").sum(axis=1) <= 1).all()
+            assert all(t == f"{v:.2f}" for t, v in zip(text[m > 0.5], m[m > 0.5], strict=True))
+    assert fig.layout.yaxis2.showticklabels is False and fig.data[0].colorbar.orientation == "h"
+    assert fig.layout.xaxis.title.text == fig.layout.xaxis2.title.text == "key (source)"

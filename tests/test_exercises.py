@@ -107,10 +107,11 @@ def test_difficulty_and_time_are_shown(exercise_id):
 
 
 def test_test_cases_are_counted_one_way():
+    n = len(ex.EXERCISES["soft-lookup-1"].cases())
     passed, message = ex.evaluate("soft-lookup-1", lambda x: np.zeros_like(x))
-    assert not passed and "test case 1 of 5" in message
+    assert not passed and f"test case 1 of {n}" in message
     passed, message = ex.evaluate("soft-lookup-1", ex.EXERCISES["soft-lookup-1"].reference)
-    assert message.endswith("correct on all 5 test cases.")
+    assert message.endswith(f"correct on all {n} test cases.")
 
 
 def test_common_numpy_errors_are_explained_with_the_case_shapes():

@@ -9,7 +9,7 @@ import torch
 
 from course_attention import induction as ind
 from course_attention import widgets
-from course_attention.live import induction as live
+from course_attention.explorers import induction as live
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +61,28 @@ def test_typed_sequences_run_the_trained_model_and_bad_text_says_why(run):
         torch.tensor(explorer.figure.data[0].z).float(), weights, rtol=0, atol=1e-4
     )
     assert list(explorer.figure.data[0].y) == ind.position_labels([5, 9, 2, 5, 9])
-    explorer.controls["tokens"].value = "5 99"
-    assert "99 is outside the vocabulary" in explorer.figure.layout.title.text
+    before = explorer.figure
+    explorer.controls["tokens"].value = "5 99"  # the page's message, and the last figure stays
+    assert explorer.message == "99 is outside the vocabulary: token ids run from 0 to 63."
+    assert explorer.figure is before
+    right, n = live.predicted_right(run.model, [5, 9, 2, 5, 9])
+    assert n == 4 and f"predicted right at {right} of 4 positions" in before.layout.title.text
     spec = explorer.spec()
     assert [c["name"] for c in spec["controls"]] == ["layer", "head", "tokens", "draw"]
+
+
+def test_the_notebooks_draw_button_types_a_sequence_with_a_repeat(run):
+    explorer = widgets.induction_explorer(run=run)
+    assert explorer.buttons["draw"].description == live.DRAW
+    explorer.buttons["draw"].click()
+    ids = [int(t) for t in explorer.controls["tokens"].value.split()]
+    c = run.model.config
+    assert len(ids) == c.seq_len and explorer.message == ""
+    repeats = [n for n in range(c.min_len, c.max_len + 1)
+               if any(ids[a:a + n] == ids[b:b + n] for a in range(c.seq_len)
+                      for b in range(a + n, c.seq_len - n + 1))]
+    assert repeats, "a segment of min_len … max_len tokens appears twice"
+    right, n = live.predicted_right(run.model, ids)
+    assert f"predicted right at {right} of {n} positions" in explorer.figure.layout.title.text
+    assert explorer.figure.layout.height <= live.MAX_HEIGHT
+    assert explorer.controls["tokens"].layout.width == "100%"

@@ -19,7 +19,7 @@ from _explorers import (
     wait_live,
 )
 from course_attention import inspection, modules, tasks, training, viz, widgets
-from course_attention.live import seq2seq
+from course_attention.explorers import decoding as seq2seq
 
 pytestmark = pytest.mark.browser
 
@@ -127,6 +127,12 @@ def _check(page, i, root, n: int) -> int:
     for text, says in BAD_INPUT.items():
         set_control(page, i, "digits", text)
         assert says in message(page, i), (text, message(page, i))
+        try:  # the notebook's explorer shows the very same message (explorers.decoding)
+            seq2seq.check_digits(text, (lo, hi))
+        except ValueError as error:
+            assert str(error) == message(page, i), (text, str(error), message(page, i))
+        else:
+            raise AssertionError(f"{text!r}: the notebook accepts what the page refuses")
         assert page.evaluate("i => CourseAttention.explorers[i].decoded", i) is None
     set_control(page, i, "digits", _held_out(lo, hi)[0])
     assert message(page, i) == ""

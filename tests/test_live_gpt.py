@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import json
 
 import numpy as np
@@ -22,7 +21,7 @@ from _explorers import (
     wait_live,
 )
 from course_attention import corpus, gpt, sampling, viz, widgets
-from course_attention.live import gpt as live_gpt
+from course_attention.explorers import gpt as live_gpt
 from course_attention.training import torch_threads
 
 pytestmark = pytest.mark.browser
@@ -83,15 +82,18 @@ def _compare(page, i, model, prompt, setting, sample, seed, n) -> int:
     T, k, p = setting
     ids = corpus.encode(prompt, strict=True)
     assert message(page, i) == "", (prompt, message(page, i))
-    with torch.no_grad():
-        want = model(torch.as_tensor(ids)[None])[0, -1].double().numpy()  # (vocab,)
+    with torch.no_grad():  # the model reads the last `context` characters (nanoGPT's crop)
+        window = torch.as_tensor(ids[-model.config.context:])[None]
+        want = model(window)[0, -1].double().numpy()  # (vocab,)
     logits = np.array(_js(page, i, "lastLogits"))
     np.testing.assert_allclose(logits, want, rtol=0, atol=1e-4, err_msg=prompt)
     probs = sampling.next_token_probabilities(logits, T, k, p)
     np.testing.assert_allclose(_js(page, i, "lastProbs"), probs, rtol=0, atol=1e-12)
     bars, text = plotted(page, i)[:2]
     shown = [corpus.VOCAB.index({"⏎": "\n", "␣": " "}.get(x, x)) for x in bars["x"][:-1]]
-    assert shown == [int(t) for t in np.argsort(-probs, kind="stable")[:12]]
+    # the 12 most likely, less those top-k / top-p left at 0 (issue 16: no zero bars)
+    assert shown == [int(t) for t in np.argsort(-probs, kind="stable")[:12] if probs[t] > 0]
+    assert shown == live_gpt.shown_ids(probs)
     np.testing.assert_allclose(bars["y"][:-1], probs[shown], rtol=0, atol=1e-12)
     assert abs(bars["y"][-1] - max(0.0, 1 - probs[shown].sum())) < 1e-12
     tokens = _js(page, i, "lastTokens")
@@ -109,7 +111,7 @@ def _check(page, i, model, n: int) -> int:
     data = spec(page, i)["data"]
     context, compared = model.config.context, 0
     for j, prompt in enumerate(held_out_prompts(n)):
-        n = min(data["n_new"], context - len(prompt) + 1)
+        n = data["n_new"]  # never cut: past the context the window slides (gpt.generate)
         # greedy at the current settings, then a sampled continuation at the next setting
         set_control(page, i, "sample", False)
         set_control(page, i, "prompt", prompt)
@@ -121,11 +123,17 @@ def _check(page, i, model, n: int) -> int:
             set_control(page, i, name, value)
         set_control(page, i, "sample", True)
         compared += _compare(page, i, model, prompt, setting, True, data["seed"], n)
-    bad = ["", "café\tau lait", "x" * (context + 1)]
+    bad = ["", "café\tau lait"]
     for prompt in bad:  # the notebook's own messages, from the widget with the same model
         set_control(page, i, "prompt", prompt)
-        figure = widgets.gpt_explorer(prompt=prompt, model=model).figure
-        assert message(page, i) == html.unescape(figure.data[0].text[0]), message(page, i)
+        notebook = widgets.gpt_explorer(prompt=prompt, model=model).message
+        assert notebook and message(page, i) == notebook, (message(page, i), notebook)
+    long = held_out_prompts(1)[0] * (context // 4)  # longer than the context: cropped, no message
+    set_control(page, i, "sample", False)
+    set_control(page, i, "prompt", long)
+    values = controls(page, i)
+    setting = (values["temperature"], int(values["top_k"]), values["top_p"])
+    compared += _compare(page, i, model, long, setting, False, data["seed"], data["n_new"])
     set_control(page, i, "prompt", "café\t")
     assert message(page, i).endswith("'\\t', 'é'"), message(page, i)
     set_control(page, i, "prompt", "def ")

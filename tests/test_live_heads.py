@@ -17,7 +17,7 @@ from _explorers import (
     wait_live,
 )
 from course_attention import numpy_ref, toy, widgets
-from course_attention.live import heads as live
+from course_attention.explorers import heads as live
 
 
 def _reference(projections: str, n_heads: int, seed: int) -> np.ndarray:
@@ -98,3 +98,34 @@ def test_the_explorer_offers_the_chapters_heads_and_checks_its_arguments():
         live.head_weights("built", 3)
     with pytest.raises(ValueError, match="head=2"):
         widgets.multi_head_explorer(head=2, n_heads=2)
+
+
+#: Each menu's right edge and its control's, and the room its chosen option needs, in px.
+_MENUS = """() => Array.from(document.querySelectorAll('.ca-control select')).map(s => {
+  const c = document.createElement('canvas').getContext('2d'), box = s.getBoundingClientRect();
+  c.font = getComputedStyle(s).font;
+  return {right: box.right, control: s.closest('.ca-control').getBoundingClientRect().right,
+          width: box.width, need: c.measureText(s.options[s.selectedIndex].text).width};
+})"""
+#: The site's column at 375 px (measured on the built chapter 5: 335 px, 16 px system-ui).
+_SITE_COLUMN = ("main {max-width: 335px; margin: 0 24px; font: 16px/1.65 system-ui, sans-serif;}"
+                " select {font: 16px system-ui, sans-serif;}")
+
+
+@pytest.mark.browser
+def test_the_menus_fit_a_phone_column(tmp_path):
+    """Issue 16: at 375 px chapter 5's menu ran 18 px past its control and was cut. In the site's
+    column every menu stays inside its control, its label above it where both do not fit."""
+    from _site import browser, serve
+
+    standalone(widgets.multi_head_explorer(), tmp_path)
+    with serve(tmp_path) as base, browser() as chromium:
+        page, outside, errors = open_page(chromium, base + "index.html", width=375)
+        wait_live(page)
+        page.add_style_tag(content=_SITE_COLUMN)
+        page.wait_for_timeout(100)
+        right = page.evaluate("() => document.querySelector('main').getBoundingClientRect().right")
+        for menu in page.evaluate(_MENUS):
+            assert menu["right"] <= min(right, menu["control"]) + 0.5, menu
+            assert menu["width"] >= menu["need"], menu  # the chosen option is not cut
+        assert not outside and not errors, errors

@@ -21,7 +21,7 @@ from _explorers import (
 )
 from course_attention import induction as ind
 from course_attention import widgets
-from course_attention.live import induction as live
+from course_attention.explorers import induction as live
 
 pytestmark = pytest.mark.browser
 
@@ -141,6 +141,15 @@ def test_induction_explorer_runs_the_model_as_torch_does(tmp_path):
         with torch.no_grad():
             logits, _ = run.model(torch.tensor([drawn]))
         np.testing.assert_allclose(page.evaluate(_LAST, 0)["logits"], logits[0], atol=1e-4)
+        title = page.evaluate("CourseAttention.explorers[0].figure.layout.title.text")
+        right, n = live.predicted_right(run.model, drawn)  # the notebook's line, same words
+        assert title.endswith(f"next token predicted right at {right} of {n} positions</sup>")
+        assert n == len(drawn) - 1
+        set_control(page, 0, "tokens", "5 99")  # bad text: the notebook's message, word for word
+        notebook = widgets.induction_explorer(run=run)
+        notebook.controls["tokens"].value = "5 99"
+        assert message(page) == notebook.message != ""
+        set_control(page, 0, "tokens", " ".join(map(str, drawn)))
         page.focus("input[name=head]")  # keyboard: an arrow key moves the head slider
         page.keyboard.press("ArrowLeft")
         assert controls(page)["head"] == 2
@@ -162,3 +171,4 @@ def test_induction_explorer_runs_the_model_as_torch_does(tmp_path):
             f"(forward pass) {times['sequence']:.1f} ms; model file {size} bytes"
         )
         assert not outside and not errors, errors
+

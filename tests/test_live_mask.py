@@ -7,7 +7,7 @@ import pytest
 
 from _explorers import open_page, plotted, set_control, spec, standalone, wait_live
 from course_attention import numpy_ref, toy, viz, widgets
-from course_attention.live import mask as live_mask
+from course_attention.explorers import mask as live_mask
 
 SEQ = len(viz.MASK_TOKENS)
 
@@ -146,3 +146,75 @@ def test_mask_explorer_rejects_bad_input_by_name():
         widgets.mask_explorer(window=0)
     with pytest.raises(ValueError, match="n_real"):
         widgets.mask_explorer(n_real=7)
+
+
+def _cells(explorer) -> np.ndarray:
+    return np.array(explorer.figure.data[0].z).astype(bool)
+
+
+def test_the_notebook_grid_edits_cells_as_clicks_do_and_keeps_them():
+    """The notebook's grid of toggle buttons is the page's clickable mask: the same clicks give
+    the same mask; a slider or preset change keeps the edits; reset drops them."""
+    explorer = widgets.mask_explorer(kind="causal", n_real=SEQ)
+    grid = explorer.widget.children[1]
+    cells = [[b for b in row.children[1:]] for row in grid.children[2:]]  # (seq, seq) buttons
+    mask = live_mask.preset_mask("causal", SEQ, SEQ, 2)
+    edits = {}
+    for q, k in CLICKS:
+        cells[q][k].value = not cells[q][k].value  # a press
+        mask[q, k] = ~mask[q, k]
+        edits[q, k] = bool(mask[q, k])
+        assert np.array_equal(_cells(explorer), mask)
+        assert (explorer.controls["query"].value, explorer.controls["key"].value) == (q, k)
+        assert [[b.value for b in row] for row in cells] == mask.tolist()
+    edited = len(CLICKS) - 4
+    assert explorer.figure.layout.title.text == live_mask.title("causal", SEQ, SEQ, 2, edited)
+    # the toggle button and menus: the keyboard's way, as on the page
+    explorer.controls["query"].value, explorer.controls["key"].value = 2, 4
+    names = viz.unique_labels(viz.padded_tokens(viz.MASK_TOKENS, SEQ))
+    want = f"Allow: query '{names[2]}' sees key '{names[4]}'"
+    assert explorer.buttons["toggle"].description == want
+    explorer.buttons["toggle"].click()
+    mask[2, 4] = True
+    assert np.array_equal(_cells(explorer), mask)
+    # the sliders and the preset no longer discard the clicked cells (issue 16)
+    explorer.controls["n_real"].value = 3
+    preset = live_mask.preset_mask("causal + padding", SEQ, 3, 2)
+    explorer.controls["kind"].value = "causal + padding"
+    kept = preset.copy()
+    for (q, k), v in {**edits, (2, 4): True}.items():
+        kept[q, k] = v
+    assert np.array_equal(_cells(explorer), kept)
+    labels = viz.unique_labels(viz.padded_tokens(viz.MASK_TOKENS, 3))
+    assert [lab for lab, _ in explorer.controls["query"].options] == labels
+    assert [b.value for b in cells[5]] == kept[5].tolist()
+    explorer.buttons["reset"].click()
+    assert np.array_equal(_cells(explorer), preset)
+    assert "edited" not in explorer.figure.layout.title.text
+
+
+@pytest.mark.browser
+def test_the_page_keeps_clicked_cells_when_a_slider_moves(tmp_path):
+    """Issue 16: the sliders silently discarded clicked cells. Now both places keep them, and
+    the page equals the Python twin (explorers.mask.figure with the same edits)."""
+    from _site import browser, serve
+
+    standalone(widgets.mask_explorer(kind="causal", n_real=SEQ), tmp_path)
+    with serve(tmp_path) as base, browser() as chromium:
+        page, outside, errors = open_page(chromium, base + "index.html")
+        wait_live(page)
+        for q, k in [(0, 0), (2, 4), (5, 1)]:
+            _click(page, 0, q, k)
+        edits = {(0, 0): False, (2, 4): True, (5, 1): False}
+        for name, value in (("n_real", 3), ("kind", "sliding window + padding"), ("window", 2)):
+            set_control(page, 0, name, value)
+        twin = live_mask.figure("sliding window + padding", 3, 2, edits=edits)
+        mask = np.array(twin.data[0].z).astype(bool)
+        _expect(page, 0, mask, 3)  # the mask and numpy_ref's weights for it, to 1e-12
+        assert mask[2, 4] and not mask[0, 0] and not mask[5].any()
+        title = page.evaluate("CourseAttention.explorers[0].figure.layout.title.text")
+        assert title == twin.layout.title.text
+        page.locator("button[name=reset]").click()
+        assert plotted(page)[0]["z"] == live_mask.preset_mask(
+            "sliding window + padding", SEQ, 3, 2).astype(int).tolist()
+        assert not outside and not errors, errors

@@ -7,7 +7,7 @@ import pytest
 
 from _explorers import open_page, plotted, set_control, spec, standalone, wait_live
 from course_attention import numpy_ref, positions, widgets
-from course_attention.live.positions import ROPE_SAMPLES
+from course_attention.explorers.rope import ROPE_SAMPLES
 
 pytestmark = pytest.mark.browser
 

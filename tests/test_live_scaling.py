@@ -1,5 +1,6 @@
 """Chapter 2's live explorer (``scaling.js``) draws the package's query and keys and computes
-numpy_ref's weights, in Chromium; its generator is the twin of ``course_attention.live.scaling``."""
+numpy_ref's weights, in Chromium; its generator is the twin of
+``course_attention.explorers.scaling``."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 
 from _explorers import controls, message, open_page, plotted, set_control, standalone, wait_live
 from course_attention import numpy_ref, widgets
-from course_attention.live import scaling
+from course_attention.explorers import scaling
 
 # Every width 1 … 128 and every 5th above with the scale on; every 7th and a spread of others
 # (non-powers of two included) with it off and for the other draws.
@@ -184,8 +185,18 @@ def test_the_explorer_and_its_weights_follow_the_twin():
     at_1 = [scaling.draw_weights(1, scaled, 2) for scaled in (True, False)]
     np.testing.assert_array_equal(*at_1)  # d_k = 1: √1 = 1
     before = explorer.controls["draw"].value
-    explorer.widget.children[0].children[-1].click()  # the "new query and keys" button
+    explorer.buttons["resample"].click()  # the "new query and keys" button
     assert explorer.controls["draw"].value == before + 1
+    d_k = explorer.controls["d_k"]  # ÷ 2 and × 2, as scaling.js: rounded down, within 1 … 1024
+    for button, want in (("double", 200), ("double", 400), ("double", 800), ("double", 1024),
+                         ("halve", 512), ("halve", 256)):
+        explorer.buttons[button].click()
+        assert d_k.value == want and explorer.figure.layout.title.text == scaling.title(
+            want, False, before + 1)
+    d_k.value = 3
+    for want in (1, 1):
+        explorer.buttons["halve"].click()
+        assert d_k.value == want
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ from _explorers import (
     wait_live,
 )
 from course_attention import numpy_ref, toy, viz, widgets
-from course_attention.live import self_attention as live
+from course_attention.explorers import self_attention as live
 
 CONTEXTS = (0.0, 0.3, 1.0, 1.7, 2.0)
 

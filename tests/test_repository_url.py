@@ -25,7 +25,8 @@ def _copies_agree(root: Path, url: str) -> None:
     assert config["repository"]["url"] == url
     assert config["repository"]["branch"] == "main"
     assert config["repository"]["path_to_book"] == ""
-    for path in sorted((root / "chapters").glob("*.ipynb")):
+    sources = [*(root / "chapters").glob("*.ipynb"), *(root / "notebooks").glob("*.ipynb")]
+    for path in sorted(sources):
         cell = _setup_cell(path)
         assert f"course-attention @ git+{url}" in cell, path.name
         assert "except ImportError" in cell and "--quiet" in cell, path.name
@@ -33,6 +34,10 @@ def _copies_agree(root: Path, url: str) -> None:
     readme = (root / "README.md").read_text()
     assert f"colab.research.google.com/github/{slug}/" in readme
     assert f"mybinder.org/v2/gh/{slug}/" in readme
+    site = f"https://{slug.split('/')[0].lower()}.github.io/{slug.split('/')[1]}/"
+    for path in sorted((root / "notebooks").glob("*.ipynb")):  # the reader editions' links
+        text = path.read_text(encoding="utf-8")
+        assert f"colab.research.google.com/github/{slug}/" in text and site in text, path.name
 
 
 def test_every_copy_of_the_repository_url_agrees_with_pyproject():
@@ -43,6 +48,7 @@ def test_the_script_moves_every_copy_to_a_fork(tmp_path, monkeypatch):
     for name in ("pyproject.toml", "_config.yml", "README.md"):
         shutil.copy(ROOT / name, tmp_path / name)
     shutil.copytree(ROOT / "chapters", tmp_path / "chapters")
+    shutil.copytree(ROOT / "notebooks", tmp_path / "notebooks")
     monkeypatch.setattr(set_url, "ROOT", tmp_path)
     fork = "https://github.com/a-learner/my-attention-course"
     set_url.sync(fork)

@@ -55,8 +55,10 @@ def test_top_p_keeps_the_smallest_set_with_mass_at_least_p(probs, p):
     ids = np.flatnonzero(kept)
     assert np.isclose(kept.sum(), 1.0)
     assert probs[ids].sum() >= p * (1 - 1e-9)  # enough mass
-    # smallest: without its least likely member the set falls below p
-    assert probs[ids].sum() - probs[ids].min() < p
+    if p == 1:  # no cut: every token above 0 (rounding may make the sum 1 before the last)
+        np.testing.assert_array_equal(ids, np.flatnonzero(probs > 0))
+    else:  # smallest: without its least likely member the set falls below p
+        assert probs[ids].sum() - probs[ids].min() < p
     # the most likely: nothing outside is more likely than something inside
     outside = np.setdiff1d(np.arange(len(probs)), ids)
     if len(outside):
@@ -116,3 +118,50 @@ def test_bad_top_k_and_shapes_are_value_errors():
         sampling.sampler(top_k=0)
     with pytest.raises(ValueError, match="shape"):
         sampling.greedy(np.float64(1.0))
+
+
+def test_top_p_rounding_ties_and_p_one_follow_the_stated_rule():
+    # 0.6 + 0.3 is 0.8999999999999999 in float64: within the tolerance, so it reaches 0.9
+    assert 0.6 + 0.3 < 0.9
+    np.testing.assert_allclose(sampling.top_p_filter(np.array([0.6, 0.3, 0.1]), 0.9),
+                               [2 / 3, 1 / 3, 0.0])
+    # a mass that reaches p exactly stops the set; a tie at the edge goes to the lower id
+    np.testing.assert_array_equal(
+        np.flatnonzero(sampling.top_p_filter(np.array([0.25, 0.5, 0.125, 0.0625, 0.0625]), 0.75)),
+        [0, 1],
+    )
+    np.testing.assert_array_equal(
+        np.flatnonzero(sampling.top_p_filter(np.array([0.1, 0.3, 0.3, 0.3]), 0.5)), [1, 2]
+    )
+    # a mass truly below p (by more than the tolerance) does not stop it
+    probs = np.array([0.5, 0.5 - 1e-9, 1e-9])
+    assert np.count_nonzero(sampling.top_p_filter(probs, 1.0 - 1e-10)) == 3
+
+
+def test_top_p_one_keeps_every_token_above_zero_even_the_tiny_ones():
+    logits = -np.linspace(0, 40, 96)  # at T = 0.25 the tail is ~e^-160 ≈ 1e-70, still > 0
+    probs = sampling.next_token_probabilities(logits, 0.25)
+    assert probs.min() > 0 and probs.min() < 1e-60
+    assert np.count_nonzero(sampling.top_p_filter(probs, 1.0)) == 96
+    probs[5] = 0.0
+    assert np.count_nonzero(sampling.top_p_filter(probs / probs.sum(), 1.0)) == 95
+    assert np.count_nonzero(sampling.next_token_probabilities(logits, 0.25, top_p=1.0)) == 96
+
+
+@pytest.mark.parametrize("temperature", [1e-310, 5e-324, 2.2e-308])
+def test_a_subnormal_temperature_is_refused_not_nan(temperature):
+    with pytest.raises(ValueError, match="smallest normal float64"):
+        sampling.check_temperature(temperature)
+    with pytest.raises(ValueError, match="use greedy"):
+        sampling.next_token_probabilities(np.array([1.0, 2.0]), temperature)
+    with pytest.raises(ValueError, match="temperature"):
+        sampling.sampler(temperature)
+
+
+def test_logits_that_overflow_when_divided_are_refused():
+    with pytest.raises(ValueError, match="not finite"):
+        sampling.next_token_probabilities(np.array([1e300, 0.0]), 1e-10)
+    with pytest.raises(ValueError, match="not finite"):
+        sampling.next_token_probabilities(np.array([np.inf, 0.0]), 1.0)
+    tiny = sampling.next_token_probabilities(np.array([1.0, 2.0]), np.finfo(np.float64).tiny)
+    np.testing.assert_array_equal(tiny, [0.0, 1.0])  # the smallest normal T: greedy, no NaN

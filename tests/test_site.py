@@ -84,9 +84,11 @@ def test_page_draws_its_figures_and_sliders_change_data(site, path):
     if path.startswith("chapters/0") and not path.startswith("chapters/00"):
         live = html.count('class="plotly-figure ca-explorer"')
         assert live or any(f["sliders"] for f in figures), f"{path}: nothing to move"
-        notebook = path.removesuffix(".html") + ".ipynb"
+        notebook = "notebooks/" + path.removesuffix(".html").split("/")[-1] + ".ipynb"  # reader
         assert f"colab.research.google.com/github/{_slug()}/blob/main/{notebook}" in html
         assert f"mybinder.org/v2/gh/{_slug()}/main?urlpath=lab/tree/{notebook}" in html
+        download = f"_static/{notebook}"
+        assert f'href="../{download}"' in html and (SITE / download).is_file(), path
     if 'class="math' in html:
         page.wait_for_selector("mjx-container", timeout=10000)
     assert "widget-state+json" not in html, f"{path}: embeds ipywidgets state it cannot use"

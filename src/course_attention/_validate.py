@@ -1,5 +1,8 @@
 """Input checks shared by the numpy and torch implementations.
 
+The bottom of the package's imports: it imports nothing from the package, so every module
+(``numpy_ref``, ``efficient``, ``grouped_query`` …) can use it without an import cycle.
+
 Every check raises ``ValueError`` with the shapes or values at fault, so a learner never meets a
 silent NaN or a stack trace from deep inside numpy or torch.
 """
@@ -9,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 
 def broadcast_shape(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...] | None:
@@ -81,4 +85,61 @@ def finite(name: str, array: np.ndarray) -> None:
         index = tuple(int(i) for i in np.argwhere(bad)[0])
         raise ValueError(
             f"{name} must be finite; found {array[index]} at index {index} (shape {array.shape})"
+        )
+
+
+def as_float(name: str, x: ArrayLike) -> np.ndarray:
+    """``x`` as a float array (float32 or wider, never a copy when it already is one); raise for
+    booleans and non-numbers."""
+    array = np.asarray(x)
+    if array.dtype == bool or not np.issubdtype(array.dtype, np.number):
+        raise ValueError(f"{name} must be numeric; got dtype {array.dtype}")
+    return array.astype(np.result_type(array.dtype, np.float32), copy=False)
+
+
+def attention_inputs(
+    Q: ArrayLike, K: ArrayLike, V: ArrayLike, mask: ArrayLike | None, scale: float | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, float, tuple[int, ...]]:
+    """Check the inputs of an attention function; return them as arrays with the scale and the
+    shape of the scores ``(..., seq_q, seq_k)``. Shared by every numpy attention of the course."""
+    Q, K, V = as_float("Q", Q), as_float("K", K), as_float("V", V)
+    scores_shape = attention_shapes(Q.shape, K.shape, V.shape)
+    for name, array in (("Q", Q), ("K", K), ("V", V)):
+        finite(name, array)
+    if scale is None:
+        scale = 1.0 / np.sqrt(Q.shape[-1])
+    elif not np.isfinite(scale):
+        raise ValueError(f"scale must be finite; got {scale}")
+    if mask is not None:
+        mask = np.asarray(mask)
+        if mask.dtype != bool:
+            raise ValueError(
+                f"mask must be boolean (True = may attend); got dtype {mask.dtype}. "
+                "Convert an additive float mask with `mask == 0`."
+            )
+        mask_shape(mask.shape, scores_shape)
+    return Q, K, V, mask, float(scale), scores_shape
+
+
+def head_inputs(
+    X_q: ArrayLike, X_kv: ArrayLike, n_heads: int
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Check the inputs of a multi-head attention ``(batch, seq, d_model)``; return them and
+    ``d_model`` (shared by multi-head and grouped-query attention)."""
+    X_q, X_kv = as_float("X_q", X_q), as_float("X_kv", X_kv)
+    for name, X in (("X_q", X_q), ("X_kv", X_kv)):
+        if X.ndim != 3:
+            raise ValueError(f"{name} must have shape (batch, seq, d_model); got {X.shape}")
+    if X_q.shape[0] != X_kv.shape[0] or X_q.shape[2] != X_kv.shape[2]:
+        raise ValueError(f"X_q {X_q.shape} and X_kv {X_kv.shape} must share batch and d_model")
+    heads(X_q.shape[-1], n_heads)
+    return X_q, X_kv, X_q.shape[-1]
+
+
+def heads(d_model: int, n_heads: int) -> None:
+    """Check that ``n_heads`` is a positive integer that divides ``d_model``."""
+    if not isinstance(n_heads, (int, np.integer)) or n_heads < 1 or d_model % n_heads:
+        raise ValueError(
+            f"d_model={d_model} must be divisible by n_heads={n_heads} (each head gets "
+            f"d_model / n_heads features)"
         )

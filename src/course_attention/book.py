@@ -51,25 +51,35 @@ class PlotlyMimeRenderer:
         return [nodes.raw("", html, format="html", classes=["output", "plotly-figure"])]
 
 
-EXPLORER_MIME = "application/vnd.course-attention.explorer+json"  # = live.EXPLORER_MIME
+EXPLORER_MIME = "application/vnd.course-attention.explorer+json"  # = explorers.EXPLORER_MIME
+#: The mark of an explorer's saved first-state outputs (as ``explorers.STATIC_MIME``). The page
+#: runs the explorer itself, so they are drawn as nothing and each cell shows one explorer.
+STATIC_MIME = "application/vnd.course-attention.explorer-static+json"
 EXPLORER_DIR = "explorers"  # under _static/: core.js, one file per kind, models/
+#: The folder of the explorers' page code, beside each kind's Python.
+EXPLORER_SOURCE = Path(__file__).parent / "explorers"
 
 
 class ExplorerMimeRenderer:
-    """Render an explorer spec (:mod:`course_attention.live`) as a live explorer of the page.
+    """Render an explorer spec (:mod:`course_attention.explorers`) as a live explorer of the page.
 
     The page gets the first state as a static plotly figure, the spec as JSON, and the runtime
     (``_static/explorers/core.js`` plus the kind's file). A model's weights go to their own
     file under ``_static/explorers/models/``, fetched only when the reader asks for them.
-    Outranks the ipywidgets view that shares the output.
+    Outranks the ipywidgets view that shares the output. The explorer's saved first-state
+    outputs (:data:`STATIC_MIME`: figure and note, for a notebook reopened without its kernel)
+    outrank their plotly and HTML copies and render as nothing.
     """
 
     mime_priority_overrides: ClassVar[list[tuple[str, str, int]]] = [
-        (builder, EXPLORER_MIME, 2) for builder in HTML_BUILDERS
+        (builder, mime, rank) for builder in HTML_BUILDERS
+        for mime, rank in ((STATIC_MIME, 0), (EXPLORER_MIME, 2))
     ]
 
     @staticmethod
     def handle_mime(renderer: Any, data: Any, inline: bool) -> list | None:
+        if data.mime_type == STATIC_MIME:
+            return []
         if data.mime_type != EXPLORER_MIME:
             return None
         from docutils import nodes
@@ -198,6 +208,21 @@ def _copy_plotly_js(app: Any, exception: Exception | None) -> None:
         shutil.copyfile(plotly_js_path(vendor), static / PLOTLY_JS)
 
 
+def explorer_script_files() -> list[Path]:
+    """The page code of the explorers: ``core.js`` and one ``<kind>.js`` per kind."""
+    return sorted(EXPLORER_SOURCE.glob("*.js"))
+
+
+def _copy_explorer_scripts(app: Any, exception: Exception | None) -> None:
+    """Copy the explorers' page code, kept beside each kind's Python, to ``_static/explorers/``
+    (only the pages that hold an explorer load it: :func:`explorer_scripts`)."""
+    if exception is None and app.builder.format == "html":
+        folder = Path(app.outdir) / "_static" / EXPLORER_DIR
+        folder.mkdir(parents=True, exist_ok=True)
+        for js in explorer_script_files():
+            shutil.copyfile(js, folder / js.name)
+
+
 def _add_static_path(app: Any) -> None:
     # after Jupyter Book has read its own config: it adds every .js/.css of html_static_path
     # folders to every page, which is what we want for this one stylesheet only
@@ -213,11 +238,45 @@ def _drop_widget_state(app: Any, pagename: str, *args: Any) -> None:
         NbMetadataCollector.get_js_files(app.env, pagename).pop("ipywidgets_state", None)
 
 
+def _reader_edition_buttons(app: Any, pagename: str, templatename: str, context: dict,
+                            doctree: Any) -> None:
+    """Colab, Binder and the download button open the reader edition (``notebooks/``), which
+    Jupyter renders like this page, instead of the MyST source in ``chapters/``."""
+    name = Path(pagename).name
+    reader = Path(app.srcdir) / "notebooks" / f"{name}.ipynb"
+    if not pagename.startswith("chapters/") or not reader.is_file():
+        return
+
+    def retarget(buttons: list[dict]) -> None:
+        for button in buttons:
+            retarget(button.get("buttons", []))
+            url = button.get("url", "")
+            if f"chapters/{name}.ipynb" in url and "_sources" not in url:
+                button["url"] = url.replace(f"chapters/{name}.ipynb", f"notebooks/{name}.ipynb")
+            elif button.get("label") == "download-source-button":
+                button["url"] = f"{context['pathto']('_static', 1)}/notebooks/{name}.ipynb"
+                button["tooltip"] = "Download the notebook (reader edition)"
+
+    retarget(context.get("header_buttons", []))
+
+
+def _copy_reader_notebooks(app: Any, exception: Exception | None) -> None:
+    source = Path(app.srcdir) / "notebooks"
+    if exception is None and app.builder.format == "html" and source.is_dir():
+        target = Path(app.outdir) / "_static" / "notebooks"
+        target.mkdir(parents=True, exist_ok=True)
+        for notebook in source.glob("*.ipynb"):
+            shutil.copyfile(notebook, target / notebook.name)
+
+
 def setup(app: Any) -> dict[str, Any]:
     """Sphinx extension entry point."""
     app.add_config_value("course_attention_plotly_dir", "_vendor/plotly", "html")
     app.connect("builder-inited", _add_static_path)
     app.add_css_file("course_attention.css")
     app.connect("build-finished", _copy_plotly_js)
+    app.connect("build-finished", _copy_explorer_scripts)
     app.connect("html-page-context", _drop_widget_state, priority=400)  # before myst-nb's 500
+    app.connect("html-page-context", _reader_edition_buttons, priority=600)  # after the theme's
+    app.connect("build-finished", _copy_reader_notebooks)
     return {"version": "0.1", "parallel_read_safe": True, "parallel_write_safe": True}

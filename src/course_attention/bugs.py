@@ -3,8 +3,9 @@
 Introduced in the spot-the-bug appendix. For every bug there is a ``*_buggy`` version (the
 published code or claim, rewritten in this package's style with the bug kept), a ``*_fixed``
 version, and a checker ``catches_*(fn) -> bool`` that returns True when ``fn`` shows the bug.
-The checkers run ``fn`` on small deterministic inputs and never print. The last two pairs are
-common mistakes that no cited source made; the appendix labels them so.
+The checkers run ``fn`` on small deterministic inputs and never print. Item 5 is a trap, not an
+error: the published code is right and only the names mislead. The last two pairs are common
+mistakes that no cited source made; the appendix labels them so.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from . import modules
+from . import modules, toy
 from . import numpy_ref as ref
 
 __all__ = [
@@ -45,10 +46,10 @@ __all__ = [
     "concat_shape_buggy",
     "concat_shape_fixed",
     "catches_wrong_concat_shape",
-    # 7. seed 001: what subtracting the maximum guarantees
-    "softmax_shift_to_one_buggy",
+    # 7. seed 001: the shape of the row maxima (keepdims keeps a length-1 axis)
+    "softmax_max_without_keepdims_buggy",
     "softmax_fixed",
-    "catches_weak_shift",
+    "catches_max_shape",
     # 8. seed 002: a dot product computed by hand
     "SEED_002_Q",
     "SEED_002_K",
@@ -64,6 +65,10 @@ __all__ = [
     "ffn_buggy",
     "ffn_fixed",
     "catches_ffn_reshape",
+    # 11. seed 003: the referents of "it" swapped
+    "referents_buggy",
+    "referents_fixed",
+    "catches_swapped_referents",
     # common mistakes, not from a cited source
     "flipped_mask_attention_buggy",
     "flipped_mask_attention_fixed",
@@ -287,28 +292,34 @@ def catches_wrong_concat_shape(fn: Callable[..., tuple[int, ...]]) -> bool:
     return any(tuple(fn(N, T, d, h)) != (N, T, d) for N, T, d, h in [(2, 5, 8, 4), (1, 3, 6, 2)])
 
 
-# --- 7. seed 001: what subtracting the maximum guarantees --------------------------------
+# --- 7. seed 001: the shape of the row maxima ----------------------------------------------
 
 
-def softmax_shift_to_one_buggy(Z: np.ndarray) -> np.ndarray:
-    """Softmax over the last axis that only ensures what the comment says: values ≤ 1."""
-    shift = np.maximum(Z.max(axis=-1, keepdims=True) - 1.0, 0.0)  # shift only when above 1
-    e = np.exp(Z - shift)
+def softmax_max_without_keepdims_buggy(Z: np.ndarray) -> np.ndarray:
+    """Softmax over the last axis, trusting that the row maxima already have ``Z``'s shape."""
+    e = np.exp(Z - Z.max(axis=-1))  # (..., n) - (..., rows): broadcast against the wrong axis
     return e / e.sum(axis=-1, keepdims=True)
 
 
 def softmax_fixed(Z: np.ndarray) -> np.ndarray:
-    """Softmax over the last axis of ``Z`` ``(..., n)``: subtract the maximum, so values ≤ 0."""
+    """Softmax over the last axis of ``Z`` ``(..., n)``: subtract the row maxima ``(..., 1)``."""
     e = np.exp(Z - Z.max(axis=-1, keepdims=True))  # the largest entry becomes exp(0) = 1
     return e / e.sum(axis=-1, keepdims=True)
 
 
-def catches_weak_shift(fn: Callable[[np.ndarray], np.ndarray]) -> bool:
-    """True when ``fn`` is non-finite or wrong for scores of ±1000 (float64)."""
-    Z = np.array([[1000.0, 999.0, 0.0], [-1000.0, -1001.0, -1002.0]])  # (2, 3)
-    with np.errstate(all="ignore"):
-        p = fn(Z)
-    return not np.allclose(p, ref.softmax(Z))
+def catches_max_shape(fn: Callable[[np.ndarray], np.ndarray]) -> bool:
+    """True when ``fn`` raises ``ValueError`` or differs from the softmax, on square scores too."""
+    rng = np.random.default_rng(7)
+    for shape in [(3, 5), (4, 4), (2, 4, 4)]:  # rows ≠ keys, square, a batch of squares
+        Z = 50 * rng.standard_normal(shape)
+        try:
+            with np.errstate(all="ignore"):
+                p = fn(Z)
+        except ValueError:
+            return True
+        if np.shape(p) != Z.shape or not np.allclose(p, ref.softmax(Z)):
+            return True
+    return False
 
 
 # --- 8. seed 002: a dot product computed by hand -----------------------------------------
@@ -378,7 +389,7 @@ def ffn_buggy(
     """Position-wise feed-forward network on ``x`` ``(..., d)``, as published."""
     x_flat = x.reshape(-1, x.shape[-1])  # (tokens, d)
     h = np.maximum(0, x_flat @ W1 + b1)  # (tokens, d_ff)
-    return (h @ W2 + b2).reshape(_S, -1)  # "back to the original shape", with the global S
+    return (h @ W2 + b2).reshape(_S, -1)  # "restore the original 3-D shape", with the global S
 
 
 def ffn_fixed(
@@ -403,6 +414,40 @@ def catches_ffn_reshape(fn: Callable[..., np.ndarray]) -> bool:
             return True
         expected = ref.feed_forward(x, W1, b1, W2, b2)
         if out.shape != expected.shape or not np.allclose(out, expected):
+            return True
+    return False
+
+
+# --- 11. seed 003: the referents of "it" swapped --------------------------------------------
+
+
+def referents_buggy() -> dict[str, str]:
+    """The noun "it" should attend to, by the sentence's last word, as the article writes it."""
+    return {"tired": "street", "wide": "animal"}  # "road" and "cat" in the article
+
+
+def referents_fixed() -> dict[str, str]:
+    """The noun "it" should attend to: what can be tired is animate, what can be wide a place."""
+    return {"tired": "animal", "wide": "street"}
+
+
+def catches_swapped_referents(fn: Callable[[], dict[str, str]]) -> bool:
+    """True when ``fn()`` names, for an ending, a noun that lacks the feature the ending wants.
+
+    Uses chapter 3's hand-made vectors (:func:`course_attention.toy.it_sentence`): "tired"
+    wants something animate, "wide" a place; the referent is the noun that offers it.
+    """
+    wants = {
+        "animate": toy.IT_FEATURES.index("wants animate"),
+        "place": toy.IT_FEATURES.index("wants place"),
+    }
+    claimed = fn()
+    for ending in toy.IT_ENDINGS:
+        sentence = toy.it_sentence(ending, context=0.0)
+        X = dict(zip(sentence.tokens, sentence.X, strict=True))
+        wanted = max(wants, key=lambda f: X[ending][wants[f]])  # the feature the ending wants
+        nouns = [t for t in ("animal", "street") if X[t][toy.IT_FEATURES.index(wanted)] > 0]
+        if claimed.get(ending) not in nouns:
             return True
     return False
 

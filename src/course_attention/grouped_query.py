@@ -14,6 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from . import _validate
+from .numpy_ref import merge_heads, scaled_dot_product_attention, split_heads
+
 __all__ = [
     "repeat_kv",
     "grouped_query_attention",
@@ -78,20 +81,12 @@ def grouped_query_attention(
     Returns:
         ``(output, weights)``: ``(batch, seq_q, d_model)`` and ``(batch, n_heads, seq_q, seq_k)``.
     """
-    from .numpy_ref import (
-        _as_float,
-        _head_inputs,
-        merge_heads,
-        scaled_dot_product_attention,
-        split_heads,
-    )
-
-    X_q, X_kv, d_model = _head_inputs(X_q, X_kv, n_heads)
+    X_q, X_kv, d_model = _validate.head_inputs(X_q, X_kv, n_heads)
     _check_groups(n_heads, n_kv_heads)
     d_kv = n_kv_heads * (d_model // n_heads)
     names = ("W_q", "W_k", "W_v", "W_o")
     expected = ((d_model, d_model), (d_model, d_kv), (d_model, d_kv), (d_model, d_model))
-    W = [_as_float(n, w) for n, w in zip(names, (W_q, W_k, W_v, W_o), strict=True)]
+    W = [_validate.as_float(n, w) for n, w in zip(names, (W_q, W_k, W_v, W_o), strict=True)]
     for name, w, shape in zip(names, W, expected, strict=True):
         if w.shape != shape:
             raise ValueError(

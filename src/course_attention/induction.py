@@ -5,7 +5,10 @@ length, at a random offset, appears twice; the second copy can be predicted only
 previous occurrence of the current token and copying the token after it (an **induction head**,
 Elhage et al. 2021; Olsson et al. 2022). The model is a 2-layer, attention-only Transformer built
 from :class:`course_attention.modules.MultiHeadAttention`; it is trained with
-:func:`course_attention.training.fit`, recording checkpoints on a fixed evaluation batch.
+:func:`course_attention.training.fit` (first on uneven copy distances, then on even ones),
+recording checkpoints on a fixed evaluation batch. The tools that take it apart: head scores,
+ablations, the loss by copy distance, direct logit attribution and a key-only ablation
+(K-composition). :mod:`course_attention.induction_claims` checks the chapter's claims.
 
 Shapes: tokens ``(batch, seq)``; attention weights ``(layers, batch, heads, seq_q, seq_k)``.
 """
@@ -33,6 +36,12 @@ __all__ = [
     "head_ablation",
     "previous_token_probe",
     "InductionRun",
+    "DISTANCES",
+    "loss_by_distance",
+    "logit_attribution",
+    "key_ablation",
+    "token_induction_score",
+    "rise_step",
     "phase_change",
     "train_induction",
     "position_labels",
@@ -98,20 +107,44 @@ class RepeatBatch:
         return torch.where(inside, idx, -1), torch.where(inside, key, -1)
 
 
-def repeat_batch(config: RepeatConfig, batch: int, gen: torch.Generator) -> RepeatBatch:
+def repeat_batch(
+    config: RepeatConfig,
+    batch: int,
+    gen: torch.Generator,
+    distance: int | None = None,
+    even: bool = False,
+) -> RepeatBatch:
     """Draw ``batch`` random sequences, each with a segment that appears twice.
 
-    Introduced in chapter 9. Tokens are uniform over ``config.vocab``; the segment's length is
-    uniform in ``[min_len, max_len]``, the first copy starts uniformly in ``[0, seq − 2 · len]``
-    and the second uniformly in ``[first + len, seq − len]``: neither where nor how long the
-    repeat is can be told from positions. Returns a :class:`RepeatBatch`, ``tokens`` ``(batch,
+    Introduced in chapter 9. Tokens are uniform over ``config.vocab``. By default the segment's
+    length is uniform in ``[min_len, max_len]``, the first copy starts uniformly in ``[0, seq −
+    2 · len]`` and the second uniformly in ``[first + len, seq − len]``. So the **copy
+    distance** ``second − first`` runs from ``min_len`` to ``seq − min_len``, but not evenly:
+    middle distances are common, the extremes rare. With ``even=True`` the distance is drawn
+    first, uniformly over that range, then the length (uniform in ``[min_len, min(max_len, d,
+    seq − d)]``) and the first copy's start; ``distance=d`` fixes it at ``d`` for every row, to
+    measure a model at one distance. Returns a :class:`RepeatBatch`, ``tokens`` ``(batch,
     seq_len)``. Only ``gen`` supplies randomness.
     """
     if batch < 1:
         raise ValueError(f"need batch ≥ 1; got {batch}")
-    T = config.seq_len
+    T, lo = config.seq_len, config.min_len
+    if distance is not None and not lo <= distance <= T - lo:
+        raise ValueError(
+            f"distance must lie in [min_len, seq_len − min_len] = [{lo}, {T - lo}]; "
+            f"got {distance}"
+        )
     tokens = torch.randint(0, config.vocab, (batch, T), generator=gen)
-    if config.fixed_offset:
+    if distance is not None or even:
+        if distance is None:
+            gap = torch.randint(lo, T - lo + 1, (batch,), generator=gen)
+        else:
+            gap = torch.full((batch,), distance)
+        top = torch.clamp(torch.minimum(gap, T - gap), max=config.max_len)
+        length = lo + (torch.rand(batch, generator=gen) * (top - lo + 1)).long()
+        first = (torch.rand(batch, generator=gen) * (T - gap - length + 1)).long()
+        second = first + gap
+    elif config.fixed_offset:
         length = torch.full((batch,), config.max_len)
         first = torch.zeros(batch, dtype=torch.long)
         second = length.clone()
@@ -337,6 +370,119 @@ def previous_token_probe(
     return float(((X_test @ W).argmax(axis=1) == y_test).mean())
 
 
+@torch.no_grad()
+def loss_by_distance(
+    model: AttentionOnlyTransformer, distances: Any, batch: int = 128, seed: int = 20_000
+) -> np.ndarray:
+    """Loss on the repeated tokens at each copy distance: ``(len(distances),)`` nats.
+
+    Introduced in chapter 9. For each distance ``d``, ``batch`` fresh sequences whose copies lie
+    exactly ``d`` apart (:func:`repeat_batch` with ``distance=d``, seeded by ``seed + d``). A
+    model that does induction whatever the distance gives a flat curve; one that learned where
+    copies usually are gives a valley.
+    """
+    out = []
+    for d in distances:
+        data = repeat_batch(
+            model.config, batch, torch.Generator().manual_seed(seed + int(d)), distance=int(d)
+        )
+        out.append(repeat_losses(model(data.tokens, need_weights=False)[0], data)[0])
+    return np.array(out)
+
+
+def _head_outputs(model: AttentionOnlyTransformer, layer: int, x: torch.Tensor) -> torch.Tensor:
+    """Each head's own share of layer ``layer``'s output: ``(batch, heads, seq, d_model)``
+    (through its slice of ``W_o``, without ``W_o``'s bias)."""
+    mha = model.layers[layer]
+    Q, K, V = (mha._split(f(x)) for f in (mha.W_q, mha.W_k, mha.W_v))
+    heads = torch.nn.functional.scaled_dot_product_attention(Q, K, V, is_causal=True)
+    W = mha.W_o.weight.view(mha.d_model, mha.n_heads, mha.d_head)  # (d_model, heads, d_head)
+    return torch.einsum("bhsk,mhk->bhsm", heads, W)
+
+
+@torch.no_grad()
+def logit_attribution(model: AttentionOnlyTransformer, data: RepeatBatch) -> np.ndarray:
+    """Does a head *copy*? ``(layers, heads)``: direct logit attribution on the repeated tokens.
+
+    Introduced in chapter 9. Each head's output at a repeated position, read straight through
+    the unembedding, gives a vector of ``vocab`` logits; the entry is how far it raises the
+    logit of the token that comes next (the token an induction head attends to) above the mean
+    of all the logits, averaged over the repeated tokens. Large and positive: the head writes
+    that token's identity into the output.
+    """
+    x = model.embed(data.tokens) + model.pos[: data.tokens.shape[1]]
+    rows, cols = torch.nonzero(data.repeated()[:, 1:], as_tuple=True)  # position t predicts t+1
+    target = data.tokens[rows, cols + 1]  # (n,)
+    out = np.empty((model.config.n_layers, model.config.n_heads))
+    for layer in range(model.config.n_layers):
+        logits = _head_outputs(model, layer, x)[rows, :, cols] @ model.unembed.weight.T
+        right = logits.gather(2, target[:, None, None].expand(-1, logits.shape[1], 1))[..., 0]
+        out[layer] = (right - logits.mean(-1)).mean(0).numpy()  # (n, heads, vocab) -> (heads,)
+        x = x + model.attend(layer, x, need_weights=False)[0]
+    return out
+
+
+@torch.no_grad()
+def key_ablation(model: AttentionOnlyTransformer, data: RepeatBatch, head: int) -> np.ndarray:
+    """Which input of layer 1 needs layer-0 head ``head``? ``(3,)`` losses on repeated tokens.
+
+    Introduced in chapter 9 (2-layer models). The head's output is removed from what layer 1's
+    queries, keys or values read (entry 0, 1, 2), one at a time, and nowhere else. If the
+    induction head matches on the previous token through its keys (**K-composition**), removing
+    it from the keys alone breaks induction.
+    """
+    if model.config.n_layers != 2:
+        raise ValueError(f"key_ablation needs a 2-layer model; got {model.config.n_layers}")
+    x = model.embed(data.tokens) + model.pos[: data.tokens.shape[1]]
+    keep = torch.ones(model.config.n_heads)
+    keep[head] = 0.0
+    full, off = x + model.attend(0, x)[0], x + model.attend(0, x, keep)[0]
+    mha, out = model.layers[1], []
+    for part in range(3):
+        inputs = [off if i == part else full for i in range(3)]
+        projections = zip((mha.W_q, mha.W_k, mha.W_v), inputs, strict=True)
+        Q, K, V = (mha._split(f(z)) for f, z in projections)
+        heads = torch.nn.functional.scaled_dot_product_attention(Q, K, V, is_causal=True)
+        merged = heads.transpose(1, 2).reshape(*x.shape)
+        out.append(repeat_losses(model.unembed(full + mha.W_o(merged)), data)[0])
+    return np.array(out)
+
+
+def token_induction_score(weights: np.ndarray | torch.Tensor, tokens: Any) -> np.ndarray:
+    """Exercise 2's score, from the tokens alone: ``(..., batch, heads, seq, seq)`` → ``(...,
+    heads)``.
+
+    Introduced in chapter 9. Every query whose token occurred before counts (also tokens that
+    recur by chance, outside the repeated segment), with the weight on the position after the
+    most recent earlier occurrence. :func:`induction_score` counts only the second copy's
+    queries, with the key after the twin in the first copy.
+    """
+    w = _check_weights(weights)
+    t = np.asarray(tokens)
+    picks = []  # (batch row, query, key) of every query whose token occurred before
+    for b, row in enumerate(t):
+        last: dict[int, int] = {}  # token -> its most recent position so far
+        for q, tok in enumerate(row.tolist()):
+            if tok in last:
+                picks.append((b, q, last[tok] + 1))
+            last[tok] = q
+    rows, cols, keys = (np.array(v) for v in zip(*picks, strict=True))
+    return w[..., rows, :, cols, keys].mean(axis=0)
+
+
+def rise_step(steps: Any, values: Any, share: float = 0.5) -> int:
+    """The first step at which ``values`` ``(n,)`` has gone ``share`` of the way from its first
+    to its last value (up or down), at checkpoints ``steps`` ``(n,)``. Introduced in chapter 9."""
+    s, v = np.asarray(steps), np.asarray(values, dtype=float)
+    target = v[0] + share * (v[-1] - v[0])
+    past = (v >= target) if v[-1] >= v[0] else (v <= target)
+    return int(s[np.nonzero(past)[0][0]])
+
+
+#: Copy distances at which chapter 9 measures a model (:func:`loss_by_distance`).
+DISTANCES = (12, 16, 20, 24, 28, 32, 36)
+
+
 @dataclass
 class InductionRun:
     """A training run with checkpoints on a fixed evaluation batch.
@@ -344,7 +490,9 @@ class InductionRun:
     ``steps`` ``(n,)``; ``repeated_loss`` and ``other_loss`` ``(n,)`` nats; ``previous`` and
     ``induction`` ``(n, layers, heads)`` scores; ``example`` ``(n, layers, heads, seq, seq)``
     float16 maps of the first evaluation sequence; ``losses`` the training loss per step;
-    ``seconds`` the training time (checkpoints included).
+    ``seconds`` the training time (checkpoints included); ``by_distance`` maps a step (where
+    the data switched to even distances, and the last) to :func:`loss_by_distance` at
+    :data:`DISTANCES` ``(7,)``; ``even_after`` the step of that switch (``None``: never).
     """
 
     model: AttentionOnlyTransformer
@@ -357,6 +505,8 @@ class InductionRun:
     example: np.ndarray
     losses: np.ndarray
     seconds: float
+    by_distance: dict[int, np.ndarray] = field(default_factory=dict)
+    even_after: int | None = None
     chance: float = field(init=False)
 
     def __post_init__(self) -> None:
@@ -376,18 +526,22 @@ def train_induction(
     batch: int = 64,
     lr: float = 1e-2,
     weight_decay: float = 0.01,
-    every: int = 50,
+    every: int = 10,
     seed: int = 0,
     eval_size: int = 64,
     progress: bool = True,
+    even_after: int | None = 500,
 ) -> InductionRun:
     """Train an :class:`AttentionOnlyTransformer` on :func:`repeat_batch` data with ``fit``.
 
     Introduced in chapter 9. AdamW (``lr``, ``weight_decay``) with ``fit``'s warm-up and cosine
-    decay, loss: next-token cross-entropy on every position. The model is seeded by ``seed``;
-    the evaluation batch of ``eval_size`` sequences is drawn with seed ``10_000 + seed``, never
+    decay, loss: next-token cross-entropy on every position. For the first ``even_after`` steps
+    the batches have :func:`repeat_batch`'s default, uneven copy distances, after that even ones
+    (``even=True``; ``None``: never). The model is seeded by ``seed``; the evaluation batch of
+    ``eval_size`` sequences (default distances) is drawn with seed ``10_000 + seed``, never
     trained on. Every ``every`` steps (and at step 0) :func:`repeat_losses`, the scores and the
-    maps of the first evaluation sequence are recorded.
+    maps of the first evaluation sequence are recorded; :func:`loss_by_distance` at the switch
+    and at the end.
     """
     from .training import fit
 
@@ -397,17 +551,26 @@ def train_induction(
     model = AttentionOnlyTransformer(config)
     eval_batch = repeat_batch(config, eval_size, torch.Generator().manual_seed(10_000 + seed))
     records = [(0, *_checkpoint(model, eval_batch))]
+    by_distance: dict[int, np.ndarray] = {}
+    drawn = [0]
 
     def loss(model: AttentionOnlyTransformer, data: RepeatBatch) -> torch.Tensor:
         return _token_losses(model(data.tokens, need_weights=False)[0], data.tokens).mean()
 
+    def draw(gen: torch.Generator) -> RepeatBatch:
+        drawn[0] += 1
+        even = even_after is not None and drawn[0] > even_after
+        return repeat_batch(config, batch, gen, even=even)
+
     def record(step: int, _loss: float) -> None:
         if step % every == 0 or step == steps:
             records.append((step, *_checkpoint(model, eval_batch)))
+        if step in (even_after, steps):
+            by_distance[step] = loss_by_distance(model, DISTANCES)
 
     log = fit(
         model,
-        lambda gen: repeat_batch(config, batch, gen),
+        draw,
         loss,
         steps=steps,
         lr=lr,
@@ -428,28 +591,27 @@ def train_induction(
         np.stack(cols[5]),
         log.losses,
         log.seconds,
+        by_distance,
+        even_after if even_after is not None and even_after < steps else None,
     )
 
 
-def phase_change(run: InductionRun, window: int = 100) -> tuple[int, float, float]:
-    """The phase change: ``(step, loss_before, loss_after)`` of the loss on repeated tokens.
+def phase_change(run: InductionRun, window: int = 100) -> tuple[int, int, float]:
+    """Where the loss on repeated tokens falls fastest: ``(start, end, fall)``.
 
-    Introduced in chapter 9. ``step`` is the first checkpoint at which the loss on the repeated
-    tokens is below half of chance, ``ln(vocab) / 2`` nats: without an induction mechanism a model
-    cannot get there (guessing among the tokens already seen costs about ``ln`` of their number,
-    more than 3 nats here). ``loss_before`` is the loss at the last checkpoint at least
-    ``window`` steps earlier, ``loss_after`` the loss at the last checkpoint. ``step`` is −1
-    (and ``loss_before`` the final loss) if the loss never gets below half of chance.
+    Introduced in chapter 9. Among the stretches of ``window`` training steps between two
+    checkpoints, the one over which the loss on the repeated tokens falls most, and that fall
+    in nats. Any curve has a steepest stretch: whether it is a phase change is for the controls
+    to say (the plateau before it, the 1-layer model, the induction scores).
     """
-    if window < 0:
-        raise ValueError(f"window must be ≥ 0; got {window}")
     steps, rep = run.steps, run.repeated_loss
-    below = np.nonzero(rep < run.chance / 2)[0]
-    if not len(below):
-        return -1, float(rep[-1]), float(rep[-1])
-    step = int(steps[below[0]])
-    before = np.nonzero(steps <= step - window)[0]
-    return step, float(rep[before[-1] if len(before) else 0]), float(rep[-1])
+    if window < 1 or steps[-1] - steps[0] < window:
+        raise ValueError(f"window must lie in [1, {steps[-1] - steps[0]}] steps; got {window}")
+    starts = [i for i in range(len(steps)) if steps[i] + window <= steps[-1]]
+    ends = [int(np.searchsorted(steps, steps[i] + window)) for i in starts]
+    falls = [float(rep[i] - rep[j]) for i, j in zip(starts, ends, strict=True)]
+    best = int(np.argmax(falls))
+    return int(steps[starts[best]]), int(steps[ends[best]]), falls[best]
 
 
 def position_labels(tokens: torch.Tensor | np.ndarray) -> list[str]:

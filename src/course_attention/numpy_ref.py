@@ -30,13 +30,6 @@ __all__ = [
 ]
 
 
-def _as_float(name: str, x: ArrayLike) -> np.ndarray:
-    array = np.asarray(x)
-    if array.dtype == bool or not np.issubdtype(array.dtype, np.number):
-        raise ValueError(f"{name} must be numeric; got dtype {array.dtype}")
-    return array.astype(np.result_type(array.dtype, np.float32), copy=False)
-
-
 def softmax(x: ArrayLike, axis: int = -1, temperature: float = 1.0) -> np.ndarray:
     """Numerically stable softmax along ``axis``.
 
@@ -53,7 +46,7 @@ def softmax(x: ArrayLike, axis: int = -1, temperature: float = 1.0) -> np.ndarra
         all ``-inf`` gets all zeros, never NaN).
     """
     _validate.temperature(temperature)
-    x = _as_float("x", x)
+    x = _validate.as_float("x", x)
     if np.isnan(x).any() or np.isposinf(x).any():
         _validate.finite("x", np.where(np.isneginf(x), 0.0, x))
     z = x / temperature
@@ -87,36 +80,12 @@ def scaled_dot_product_attention(
         ``(output, weights)``: output ``(..., seq_q, d_v)`` and weights ``(..., seq_q, seq_k)``.
         A query whose mask row is all False gets zero weights and a zero output.
     """
-    Q, K, V, mask, scale, _ = _attention_inputs(Q, K, V, mask, scale)
+    Q, K, V, mask, scale, _ = _validate.attention_inputs(Q, K, V, mask, scale)
     scores = (Q @ np.swapaxes(K, -1, -2)) * scale  # (..., seq_q, seq_k)
     if mask is not None:
         scores = np.where(mask, scores, -np.inf)
     weights = softmax(scores, axis=-1)
     return weights @ V, weights
-
-
-def _attention_inputs(
-    Q: ArrayLike, K: ArrayLike, V: ArrayLike, mask: ArrayLike | None, scale: float | None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, float, tuple[int, ...]]:
-    """Check the inputs of an attention function; return them as arrays with the scale and the
-    shape of the scores ``(..., seq_q, seq_k)``. Shared by every numpy attention of the course."""
-    Q, K, V = _as_float("Q", Q), _as_float("K", K), _as_float("V", V)
-    scores_shape = _validate.attention_shapes(Q.shape, K.shape, V.shape)
-    for name, array in (("Q", Q), ("K", K), ("V", V)):
-        _validate.finite(name, array)
-    if scale is None:
-        scale = 1.0 / np.sqrt(Q.shape[-1])
-    elif not np.isfinite(scale):
-        raise ValueError(f"scale must be finite; got {scale}")
-    if mask is not None:
-        mask = np.asarray(mask)
-        if mask.dtype != bool:
-            raise ValueError(
-                f"mask must be boolean (True = may attend); got dtype {mask.dtype}. "
-                "Convert an additive float mask with `mask == 0`."
-            )
-        _validate.mask_shape(mask.shape, scores_shape)
-    return Q, K, V, mask, float(scale), scores_shape
 
 
 def causal_mask(seq_len: int, seq_k: int | None = None) -> np.ndarray:
@@ -178,7 +147,7 @@ def softmax_jacobian(p: ArrayLike) -> np.ndarray:
     Returns:
         ``(..., n, n)`` symmetric matrices whose rows and columns sum to 0.
     """
-    p = _as_float("p", p)
+    p = _validate.as_float("p", p)
     if p.ndim < 1:
         raise ValueError(f"p must have at least 1 dimension (..., n); got shape {p.shape}")
     _validate.finite("p", p)
@@ -193,11 +162,11 @@ def split_heads(X: ArrayLike, n_heads: int) -> np.ndarray:
     takes features ``h * d_head … (h + 1) * d_head - 1``. Reshape to ``(batch, seq, heads,
     d_head)`` first, *then* swap the ``seq`` and ``heads`` axes.
     """
-    X = _as_float("X", X)
+    X = _validate.as_float("X", X)
     if X.ndim != 3:
         raise ValueError(f"X must have shape (batch, seq, d_model); got {X.shape}")
     batch, seq, d_model = X.shape
-    _check_heads(d_model, n_heads)
+    _validate.heads(d_model, n_heads)
     return X.reshape(batch, seq, n_heads, d_model // n_heads).transpose(0, 2, 1, 3)
 
 
@@ -207,34 +176,11 @@ def merge_heads(X: ArrayLike) -> np.ndarray:
     Introduced in chapter 5 (multi-head attention). Swap the axes back *before* reshaping; a
     reshape alone would interleave positions and heads.
     """
-    X = _as_float("X", X)
+    X = _validate.as_float("X", X)
     if X.ndim != 4:
         raise ValueError(f"X must have shape (batch, heads, seq, d_head); got {X.shape}")
     batch, heads, seq, d_head = X.shape
     return X.transpose(0, 2, 1, 3).reshape(batch, seq, heads * d_head)
-
-
-def _head_inputs(
-    X_q: ArrayLike, X_kv: ArrayLike, n_heads: int
-) -> tuple[np.ndarray, np.ndarray, int]:
-    """Check the inputs of a multi-head attention ``(batch, seq, d_model)``; return them and
-    ``d_model`` (shared by multi-head and grouped-query attention)."""
-    X_q, X_kv = _as_float("X_q", X_q), _as_float("X_kv", X_kv)
-    for name, X in (("X_q", X_q), ("X_kv", X_kv)):
-        if X.ndim != 3:
-            raise ValueError(f"{name} must have shape (batch, seq, d_model); got {X.shape}")
-    if X_q.shape[0] != X_kv.shape[0] or X_q.shape[2] != X_kv.shape[2]:
-        raise ValueError(f"X_q {X_q.shape} and X_kv {X_kv.shape} must share batch and d_model")
-    _check_heads(X_q.shape[-1], n_heads)
-    return X_q, X_kv, X_q.shape[-1]
-
-
-def _check_heads(d_model: int, n_heads: int) -> None:
-    if not isinstance(n_heads, (int, np.integer)) or n_heads < 1 or d_model % n_heads:
-        raise ValueError(
-            f"d_model={d_model} must be divisible by n_heads={n_heads} (each head gets "
-            f"d_model / n_heads features)"
-        )
 
 
 def multi_head_attention(
@@ -265,9 +211,9 @@ def multi_head_attention(
         ``(output, weights)``: ``(batch, seq_q, d_model)`` and per-head weights
         ``(batch, heads, seq_q, seq_k)``.
     """
-    X_q, X_kv, d_model = _head_inputs(X_q, X_kv, n_heads)
+    X_q, X_kv, d_model = _validate.head_inputs(X_q, X_kv, n_heads)
     weights_in = [
-        _as_float(n, W)
+        _validate.as_float(n, W)
         for n, W in zip("W_q W_k W_v W_o".split(), (W_q, W_k, W_v, W_o), strict=True)
     ]
     for name, W in zip("W_q W_k W_v W_o".split(), weights_in, strict=True):
@@ -300,7 +246,7 @@ def layer_norm(
     Returns:
         ``(..., d_model)``.
     """
-    x = _as_float("x", x)
+    x = _validate.as_float("x", x)
     _validate.finite("x", x)
     d = x.shape[-1]
     gamma = np.ones(d) if gamma is None else np.asarray(gamma, dtype=float)
@@ -322,8 +268,12 @@ def feed_forward(
     Introduced in chapter 6. ``x`` ``(..., d_model)``, ``W1`` ``(d_model, d_ff)``, ``b1``
     ``(d_ff,)``, ``W2`` ``(d_ff, d_model)``, ``b2`` ``(d_model,)``; returns ``(..., d_model)``.
     """
-    x, W1, W2 = _as_float("x", x), _as_float("W1", W1), _as_float("W2", W2)
-    b1, b2 = _as_float("b1", b1), _as_float("b2", b2)
+    x, W1, W2 = (
+        _validate.as_float("x", x),
+        _validate.as_float("W1", W1),
+        _validate.as_float("W2", W2),
+    )
+    b1, b2 = _validate.as_float("b1", b1), _validate.as_float("b2", b2)
     d_model = x.shape[-1]
     if W1.ndim != 2 or W1.shape[0] != d_model or W2.shape != (W1.shape[1], d_model):
         raise ValueError(
@@ -396,7 +346,7 @@ def rotary(
         ``(..., seq, d)``: every pair ``(a, b)`` at position ``p`` becomes
         ``(a cos pθ_i − b sin pθ_i, a sin pθ_i + b cos pθ_i)``; lengths are unchanged.
     """
-    x = _as_float("x", x)
+    x = _validate.as_float("x", x)
     if x.ndim < 2:
         raise ValueError(f"x must have shape (..., seq, d); got shape {x.shape}")
     seq, d = x.shape[-2:]
@@ -422,14 +372,20 @@ def rotary(
 
 
 def alibi_slopes(n_heads: int) -> np.ndarray:
-    """ALiBi's head slopes ``2^(-8h/n_heads)`` for ``h = 1 … n_heads``, ``(n_heads,)``.
+    """ALiBi's head slopes, by the rule of Press et al. (2022), ``(n_heads,)``.
 
-    Introduced in chapter 10 (positions): the geometric sequence of Press et al. (2022) for a
-    number of heads that is a power of two (1/2, 1/4, … 1/256 for 8 heads).
+    Introduced in chapter 10 (positions). For a power of two ``n``, the geometric sequence
+    ``2^(-8h/n)``, ``h = 1 … n`` (1/2, 1/4, … 1/256 for 8 heads). For any other ``n``, as in the
+    paper's code: the ``n'`` slopes of the largest power of two ``n' < n``, then every other
+    slope of ``2n'`` heads (``2^(-8h/2n')`` for odd ``h``) until there are ``n``. Six heads:
+    1/4, 1/16, 1/64, 1/256 (four heads), then 1/2, 1/8.
     """
-    if not isinstance(n_heads, (int, np.integer)) or n_heads < 1:
+    if isinstance(n_heads, bool) or not isinstance(n_heads, (int, np.integer)) or n_heads < 1:
         raise ValueError(f"n_heads must be a positive integer; got n_heads={n_heads}")
-    return 2.0 ** (-8.0 * np.arange(1, n_heads + 1) / n_heads)
+    n = 1 << (int(n_heads).bit_length() - 1)  # the largest power of two ≤ n_heads
+    slopes = 2.0 ** (-8.0 * np.arange(1, n + 1) / n)  # (n,)
+    between = 2.0 ** (-8.0 * np.arange(1, 2 * n, 2) / (2 * n))  # (n,): odd h of 2n heads
+    return np.concatenate([slopes, between[: n_heads - n]])
 
 
 def alibi_bias(n_heads: int, seq_q: int, seq_k: int | None = None) -> np.ndarray:
@@ -448,9 +404,10 @@ def alibi_bias(n_heads: int, seq_q: int, seq_k: int | None = None) -> np.ndarray
     return np.where(distance >= 0, bias, -np.inf)
 
 
-# Chapter 11 (efficient attention) lives in its own modules; re-exported here by name.
+# Chapter 11 (efficient attention) lives in its own modules, which need only ``_validate``;
+# re-exported here by name. (Grouped-query attention builds on this module: import it from
+# ``course_attention.grouped_query``.)
 from .efficient import flash_attention, online_softmax  # noqa: E402
-from .grouped_query import grouped_query_attention  # noqa: E402
 from .sliding_window import sliding_window_mask  # noqa: E402
 
-__all__ += ["online_softmax", "flash_attention", "grouped_query_attention", "sliding_window_mask"]
+__all__ += ["online_softmax", "flash_attention", "sliding_window_mask"]

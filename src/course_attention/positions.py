@@ -11,6 +11,7 @@ use any of them; :func:`length_generalisation` trains it with
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,7 +33,12 @@ __all__ = [
     "copy_loss",
     "copy_accuracy_by_length",
     "LengthResult",
+    "copy_model",
+    "shared_weights_equal",
     "length_generalisation",
+    "length_claims",
+    "FITTING_KINDS",
+    "SLOW_KINDS",
     "same_offset_spread",
     "rope_score_by_offset",
     "rope_bound",
@@ -168,11 +174,6 @@ class PositionLM(torch.nn.Module):
         self.kind, self.d_model, self.max_len = kind, d_model, max_len
         self.embed = torch.nn.Embedding(vocab, d_model)
         torch.nn.init.normal_(self.embed.weight, std=d_model**-0.5)  # × √d_model below
-        self.positions: torch.nn.Module = torch.nn.Identity()
-        if kind == "sinusoidal":
-            self.positions = PositionalEncoding(d_model, max_len)
-        elif kind == "learned":
-            self.positions = LearnedPositions(d_model, max_len)
         self.attn = torch.nn.ModuleList(
             _CausalSelfAttention(d_model, n_heads, kind) for _ in range(n_layers)
         )
@@ -182,6 +183,14 @@ class PositionLM(torch.nn.Module):
         self.norms = torch.nn.ModuleList(torch.nn.LayerNorm(d_model) for _ in range(2 * n_layers))
         self.final = torch.nn.LayerNorm(d_model)
         self.head = torch.nn.Linear(d_model, vocab)
+        # The positions come last: a learned table draws random numbers, and drawn first it would
+        # change every weight after it. This way, from the same seed, every kind starts with the
+        # same embeddings, attention layers and head (see shared_weights_equal).
+        self.positions: torch.nn.Module = torch.nn.Identity()
+        if kind == "sinusoidal":
+            self.positions = PositionalEncoding(d_model, max_len)
+        elif kind == "learned":
+            self.positions = LearnedPositions(d_model, max_len)
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         if tokens.dim() != 2 or tokens.is_floating_point():
@@ -282,8 +291,9 @@ class LengthResult:
     """One run of :func:`length_generalisation`.
 
     ``exact`` and ``token`` map each tested length to the exact-copy and the per-symbol accuracy
-    (see :func:`copy_accuracy_by_length`); ``losses`` ``(steps,)`` and ``seconds`` come from
-    :func:`course_attention.training.fit`.
+    (see :func:`copy_accuracy_by_length`); ``losses`` ``(steps_trained,)`` and ``seconds`` come
+    from :func:`course_attention.training.fit`. ``fitted`` says whether training stopped because
+    the model fit the training lengths (else it used all ``steps``).
     """
 
     kind: str
@@ -292,6 +302,50 @@ class LengthResult:
     token: dict[int, float]
     losses: np.ndarray
     seconds: float
+    steps_trained: int
+    fitted: bool
+
+
+def copy_model(
+    kind: str, seed: int = 0, n_symbols: int = 20, max_length: int = 16, n_heads: int = 4
+) -> PositionLM:
+    """The model of chapter 10's experiment: 2 attention-only layers of width 32, seeded.
+
+    Introduced in chapter 10. Reads copy rows of up to ``max_length`` symbols. From the same
+    ``seed`` every ``kind`` starts with the same weights apart from its positions (see
+    :func:`shared_weights_equal`).
+    """
+    torch.manual_seed(seed)
+    return PositionLM(
+        kind,
+        SYMBOL_OFFSET + n_symbols,
+        n_heads=n_heads,
+        max_len=2 * max_length + 2,
+        feed_forward=False,
+    )
+
+
+def shared_weights_equal(models: list[torch.nn.Module]) -> bool:
+    """Whether the models hold exactly the same parameters apart from their position tables.
+
+    Introduced in chapter 10: the check that the length experiment changes only the positions.
+    """
+
+    def shared(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+        return {
+            name: p for name, p in model.named_parameters() if not name.startswith("positions.")
+        }
+
+    first = shared(models[0])
+    return all(
+        shared(m).keys() == first.keys()
+        and all(torch.equal(p, first[name]) for name, p in shared(m).items())
+        for m in models[1:]
+    )
+
+
+class _Fitted(Exception):
+    """Raised from :func:`length_generalisation`'s callback to stop :func:`fit` once it fits."""
 
 
 def length_generalisation(
@@ -300,18 +354,24 @@ def length_generalisation(
     train_lengths: tuple[int, int] = (1, 8),
     test_lengths: tuple[int, int] = (1, 16),
     n_symbols: int = 20,
-    steps: int = 200,
+    steps: int = 700,
     batch_size: int = 64,
     lr: float = 1e-2,
     progress: bool = False,
     n_per_length: int = 200,
+    fit_to: float | None = 0.98,
+    check_every: int = 100,
+    n_heads: int = 4,
 ) -> LengthResult:
-    """Train a :class:`PositionLM` to copy strings of ``train_lengths`` and score every length.
+    """Train a :func:`copy_model` to copy strings of ``train_lengths`` and score every length.
 
-    Introduced in chapter 10. The same model (2 attention-only layers of width 32, 2 heads), data,
-    seed and training loop (:func:`course_attention.training.fit`) for every ``kind``: only the
-    positions differ. Lengths are drawn uniformly from ``train_lengths`` (inclusive); accuracy is
-    :func:`copy_accuracy_by_length` on fresh strings of every length in ``test_lengths``.
+    Introduced in chapter 10. The same model, data, seed and training loop
+    (:func:`course_attention.training.fit`) for every ``kind``: only the positions differ.
+    Lengths are drawn uniformly from ``train_lengths`` (inclusive). Every ``check_every`` steps
+    the model copies 200 fresh strings of each training length; training stops as soon as it
+    gets at least ``fit_to`` of them right at every length (``None``: train all ``steps``).
+    Accuracy is then :func:`copy_accuracy_by_length` on other fresh strings of every length in
+    ``test_lengths``.
     """
     from .training import fit
 
@@ -322,18 +382,88 @@ def length_generalisation(
             f"need 1 ≤ lo ≤ hi, 1 ≤ first ≤ last and at most n_symbols={n_symbols} symbols per "
             f"string; got train_lengths={train_lengths}, test_lengths={test_lengths}"
         )
-    torch.manual_seed(seed)
-    model = PositionLM(
-        kind, SYMBOL_OFFSET + n_symbols, n_heads=2, max_len=2 * last + 2, feed_forward=False
-    )
+    model = copy_model(kind, seed, n_symbols, max(hi, last), n_heads)
 
     def draw(gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
         return copy_batch(torch.randint(lo, hi + 1, (batch_size,), generator=gen), n_symbols, gen)
 
-    log = fit(model, draw, copy_loss, steps=steps, lr=lr, seed=seed, progress=progress)
-    lengths = range(first, last + 1)
-    exact, token = _copy_scores(model, lengths, n_symbols, n_per_length, 1000 + seed)
-    return LengthResult(kind, seed, exact, token, log.losses, log.seconds)
+    losses: list[float] = []
+
+    def check(step: int, loss: float) -> None:
+        losses.append(loss)
+        if fit_to is not None and step % check_every == 0:
+            exact, _ = _copy_scores(model, range(lo, hi + 1), n_symbols, 200, 2000 + seed)
+            model.train()
+            if min(exact.values()) >= fit_to:
+                raise _Fitted
+
+    start = time.perf_counter()
+    try:
+        fit(
+            model, draw, copy_loss, steps=steps, lr=lr, seed=seed, progress=progress, callback=check
+        )
+        fitted = False
+    except _Fitted:
+        fitted = True
+    seconds = time.perf_counter() - start
+    model.eval()
+    exact, token = _copy_scores(model, range(first, last + 1), n_symbols, n_per_length, 1000 + seed)
+    return LengthResult(kind, seed, exact, token, np.array(losses), seconds, len(losses), fitted)
+
+
+#: The kinds that fit the training lengths within chapter 10's budget, and those that do not.
+FITTING_KINDS = ("sinusoidal", "learned", "rotary")
+SLOW_KINDS = ("none", "alibi")
+
+
+def length_claims(runs: dict[str, LengthResult]) -> dict[str, float]:
+    """Assert chapter 10's statements about one seed's five :func:`length_generalisation` runs.
+
+    Introduced in chapter 10, which calls it on seed 0; ``tests/test_positions.py`` calls it on
+    seeds 1 and 2. ``runs`` maps every kind of :data:`POSITION_KINDS` to its run. Returns the
+    numbers the chapter quotes. The statements:
+
+    - sinusoidal, learned and rotary fit the training lengths (≥ 0.95 at every length 1–8, and
+      training stopped early); NoPE and ALiBi do not within the step budget;
+    - one symbol past the training range (n = 9) rotary copies ≥ 0.9, sinusoidal and learned
+      < 0.5 (learned ≤ 0.01), and from n = 10 on those two copy at most 0.01;
+    - rotary still copies ≥ 0.8 at n = 10, then falls: below its n = 10 share at n = 12 and
+      ≤ 0.1 at n = 16; per symbol it stays ahead of both at n = 16, by at least 0.2.
+    """
+    if set(runs) != set(POSITION_KINDS):
+        raise ValueError(f"need one run per kind {POSITION_KINDS}; got {sorted(runs)}")
+    exact = {k: r.exact for k, r in runs.items()}
+    token = {k: r.token for k, r in runs.items()}
+    trained = {k: min(exact[k][n] for n in range(1, 9)) for k in runs}
+    assert all(runs[k].fitted and trained[k] >= 0.95 for k in FITTING_KINDS), trained
+    assert all(not runs[k].fitted and trained[k] < 0.95 for k in SLOW_KINDS), trained
+    added = max(exact["sinusoidal"][9], exact["learned"][9])
+    assert exact["rotary"][9] >= 0.9 > 0.5 > added and exact["learned"][9] <= 0.01
+    added_10 = max(exact[k][n] for k in ("sinusoidal", "learned") for n in range(10, 17))
+    assert added_10 <= 0.01
+    rot = exact["rotary"]
+    assert rot[10] >= 0.8 and rot[12] < rot[10] and rot[16] <= 0.1
+    tok_added = max(token["sinusoidal"][16], token["learned"][16])
+    assert token["rotary"][16] >= tok_added + 0.2
+    return {
+        **{f"steps_{k}": runs[k].steps_trained for k in runs},
+        **{f"trained_{k}": trained[k] for k in runs},
+        **{f"len8_{k}": exact[k][8] for k in runs},
+        **{f"n11_{k}": exact[k][11] for k in runs},
+        "rot_9": rot[9],
+        "rot_10": rot[10],
+        "rot_12": rot[12],
+        "rot_16": rot[16],
+        "sin_9": exact["sinusoidal"][9],
+        "learned_9": exact["learned"][9],
+        "added_10": added_10,
+        "tok_rot_16": token["rotary"][16],
+        "tok_sin_16": token["sinusoidal"][16],
+        "tok_learned_16": token["learned"][16],
+        "fit_min": min(trained[k] for k in FITTING_KINDS),
+        "slow_max": max(trained[k] for k in SLOW_KINDS),
+        "total_seconds": sum(r.seconds for r in runs.values()),
+    }
 
 
 # --- measurements of the chapter --------------------------------------------------------------
@@ -352,18 +482,29 @@ def same_offset_spread(
 
 
 def rope_score_by_offset(
-    d: int, offsets: np.ndarray, n_samples: int = 2000, base: float = 10000.0, seed: int = 0
+    d: int,
+    offsets: np.ndarray,
+    n_samples: int = 2000,
+    base: float = 10000.0,
+    seed: int = 0,
+    key: str = "same",
 ) -> np.ndarray:
-    """RoPE scores ``rotary(q, m) · rotary(k, n)`` for ``k = q`` random, by offset ``m − n``.
+    """RoPE scores ``rotary(q, m) · rotary(k, n)`` of random vectors, by offset ``m − n``.
 
-    Introduced in chapter 10. ``q`` is standard normal ``(n_samples, d)``; returns
-    ``(n_samples, len(offsets))``. Row ``s`` is one vector's score against itself at each offset:
-    ``Σ_i |q_i|² cos(offset · θ_i)`` over the pairs ``i``.
+    Introduced in chapter 10. ``q`` is standard normal ``(n_samples, d)``; with ``key="same"``
+    the key is the query itself (``k = q``), with ``key="independent"`` a second standard normal
+    draw. Returns ``(n_samples, len(offsets))``: row ``s`` is one pair's score at each offset,
+    ``Σ_i Re(q_i conj(k_i) e^{i·offset·θ_i})`` over the pairs ``i`` (``q_i = q_{2i} + i q_{2i+1}``);
+    for ``k = q`` that is ``Σ_i |q_i|² cos(offset · θ_i)``.
     """
-    q = np.random.default_rng(seed).standard_normal((n_samples, d))
-    size = q[:, 0::2] ** 2 + q[:, 1::2] ** 2  # (n_samples, d/2): |pair i|²
+    if key not in ("same", "independent"):
+        raise ValueError(f"key must be 'same' or 'independent'; got {key!r}")
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((n_samples, d))
+    k = q if key == "same" else rng.standard_normal((n_samples, d))
+    pair = (q[:, 0::2] + 1j * q[:, 1::2]) * (k[:, 0::2] - 1j * k[:, 1::2])  # (n_samples, d/2)
     angle = np.outer(offsets, numpy_ref.rotary_frequencies(d, base))  # (offsets, d/2)
-    return size @ np.cos(angle).T
+    return pair.real @ np.cos(angle).T - pair.imag @ np.sin(angle).T  # Re(pair · e^{i angle})
 
 
 def rope_bound(d: int, offsets: np.ndarray, base: float = 10000.0) -> np.ndarray:

@@ -5,7 +5,8 @@ rows ``(..., vocab)`` in float64 numpy. Temperature is chapter 1's: the probabil
 ``numpy_ref.softmax(logits, temperature=T)``, the very function that turned scores into
 attention weights. Top-k keeps the ``k`` most likely tokens; top-p (nucleus sampling, Holtzman
 et al., 2020) keeps the smallest set of most likely tokens whose probabilities add up to at least
-``p``. Both renormalise what they keep.
+``p`` (the rule, with its rounding tolerance and ties, is :func:`top_p_filter`'s). Both
+renormalise what they keep.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from numpy.typing import ArrayLike
 from . import numpy_ref
 
 __all__ = [
+    "TOP_P_TOLERANCE",
     "greedy",
     "check_temperature",
     "top_k_filter",
@@ -25,6 +27,12 @@ __all__ = [
     "next_token_probabilities",
     "sampler",
 ]
+
+
+#: A mass within this of ``p`` counts as reaching ``p`` in :func:`top_p_filter`: float sums are
+#: rounded (``0.6 + 0.3`` is ``0.8999999999999999``), by far less than this for any vocabulary
+#: below a million tokens.
+TOP_P_TOLERANCE = 1e-12
 
 
 def _rows(x: ArrayLike, name: str) -> np.ndarray:
@@ -45,11 +53,23 @@ def greedy(logits: ArrayLike) -> np.ndarray | int:
 
 
 def check_temperature(temperature: float) -> None:
-    """Raise a ``ValueError`` unless ``temperature`` is a positive finite number."""
+    """Raise a ``ValueError`` unless ``temperature`` is a positive finite number whose inverse is
+    finite too.
+
+    A temperature below the smallest normal float64 (``2.2e-308``, e.g. ``1e-310``) is rejected:
+    ``1 / T`` overflows to infinity and every logit divided by it becomes ``±inf`` or NaN. Such a
+    temperature is greedy decoding in all but name: use :func:`greedy`.
+    """
     if not np.isfinite(temperature) or temperature <= 0:
         raise ValueError(
             f"temperature must be > 0 (the logits are divided by it); got {temperature}. "
             "As the temperature goes to 0 sampling becomes greedy: use greedy() for T = 0"
+        )
+    if temperature < np.finfo(np.float64).tiny:
+        raise ValueError(
+            f"temperature {temperature} is below the smallest normal float64 "
+            f"({np.finfo(np.float64).tiny:.1e}): the logits divided by it overflow to ±inf and the "
+            "softmax gives NaN. At such a temperature sampling is greedy: use greedy()"
         )
 
 
@@ -81,16 +101,28 @@ def top_p_filter(probs: ArrayLike, p: float) -> np.ndarray:
     """Keep the smallest set of most likely tokens whose mass is ≥ ``p``, renormalised.
 
     Introduced in chapter 8 (nucleus sampling). ``probs`` ``(..., vocab)`` sum to 1 along the
-    last axis; ``p`` lies in (0, 1]. The most likely token is always kept; ``p = 1`` keeps every
-    token with a probability above 0.
+    last axis; ``p`` lies in (0, 1]. The rule, exactly:
+
+    - sort by decreasing probability; of equal probabilities the lower id comes first (as in
+      :func:`top_k_filter`), so at the edge of the set a tie goes to the lower id, and the set
+      stays the smallest;
+    - keep each token while the mass of the tokens before it is below ``p``: the token that
+      carries the mass to ``p`` or past it is kept, the ones after it are not. A mass within
+      :data:`TOP_P_TOLERANCE` (1e-12) below ``p`` counts as reaching it, so rounding cannot add a
+      token: ``[0.6, 0.3, 0.1]`` at ``p = 0.9`` keeps 2;
+    - the most likely token is always kept, and ``p = 1`` keeps every token whose probability is
+      above 0 (no cut at all; the tolerance does not apply).
     """
     if not (np.isfinite(p) and 0 < p <= 1):
         raise ValueError(f"top_p must lie in (0, 1]; got {p}")
     probs = _rows(probs, "probs")
+    if p == 1:
+        return _keep_and_renormalise(probs, probs > 0)
     order = _descending(probs)
     sorted_p = np.take_along_axis(probs, order, axis=-1)
     before = np.cumsum(sorted_p, axis=-1) - sorted_p  # mass of the more likely tokens
-    keep_sorted = (before < p * (1 - 1e-12)) & ((sorted_p > 0) | (before == 0))
+    keep_sorted = before < p - TOP_P_TOLERANCE
+    keep_sorted[..., 0] = True  # the most likely token, whatever p
     keep = np.zeros(probs.shape, dtype=bool)
     np.put_along_axis(keep, order, keep_sorted, axis=-1)
     return _keep_and_renormalise(probs, keep)
@@ -108,7 +140,16 @@ def next_token_probabilities(
     :func:`~course_attention.numpy_ref.softmax`, then top-k, then top-p (each only if given).
     """
     check_temperature(temperature)
-    probs = numpy_ref.softmax(_rows(logits, "logits"), temperature=temperature)
+    z = _rows(logits, "logits")
+    with np.errstate(over="ignore"):
+        scaled = z / temperature
+    if not np.isfinite(scaled).all():
+        raise ValueError(
+            f"logits / temperature is not finite (largest |logit| {np.abs(z).max():.3g}, T = "
+            f"{temperature:.3g}): the logits hold inf or NaN, or T is too small for them; for "
+            "T → 0 use greedy()"
+        )
+    probs = numpy_ref.softmax(z, temperature=temperature)
     if top_k is not None:
         probs = top_k_filter(probs, top_k)
     if top_p is not None:

@@ -22,17 +22,16 @@ def _positive(name: str, value: int) -> int:
 def sliding_window_mask(seq_len: int, window: int) -> np.ndarray:
     """Banded causal mask: query ``i`` may attend to keys ``i − window + 1 … i``.
 
-    Introduced in chapter 11, built from chapter 4's causal mask: the causal mask minus the keys
-    that are ``window`` or more positions old (themselves a causal mask shifted by ``window``).
+    Introduced in chapter 11, built like chapter 4's causal mask (``np.tri``: key ``j ≤ i``):
+    the causal mask minus the keys that are ``window`` or more positions old (``j ≤ i − window``,
+    the same triangle shifted by ``window``).
 
     Returns:
         ``(seq_len, seq_len)`` bool, True = may attend; ``window ≥ seq_len`` gives the causal mask.
     """
-    from .numpy_ref import causal_mask
-
     seq_len, window = _positive("seq_len", seq_len), _positive("window", window)
-    causal = causal_mask(seq_len)  # key j ≤ i
-    too_old = causal_mask(seq_len, seq_len + window)[:, window:]  # key j ≤ i − window
+    causal = np.tri(seq_len, dtype=bool)  # key j ≤ i
+    too_old = np.tri(seq_len, k=-window, dtype=bool)  # key j ≤ i − window
     return causal & ~too_old
 
 

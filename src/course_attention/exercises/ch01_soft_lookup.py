@@ -16,6 +16,8 @@ def _softmax_cases() -> list[tuple]:
         (gen.normal(size=(3, 4)),),  # softmax along the last axis
         # one row far below the other: subtracting one global max underflows it to 0 / 0 = NaN
         (np.array([[1000.0, 999.0, 998.0], [0.0, 1.0, -1.0]]),),
+        # the row mean is 0: subtracting the mean instead of the maximum still overflows
+        (np.array([[1000.0, -1000.0, 0.0], [2.0, -3.0, 1.0]]),),
     ]
 
 
@@ -46,6 +48,15 @@ SOFTMAX_MISTAKES = (
     Mistake(
         "no maximum subtracted: `np.exp(1000.0)` overflows to inf, and inf / inf is NaN",
         lambda x: _exp(x) / _exp(x).sum(axis=-1, keepdims=True),
+    ),
+    Mistake(
+        "each row's mean subtracted instead of its maximum: softmax(x - c) equals softmax(x) for "
+        "any c, but only c = the maximum keeps every exponent ≤ 0 — scores 1000 and -1000 have "
+        "mean 0, and np.exp(1000) overflows",
+        lambda x: (
+            _exp(x - x.mean(axis=-1, keepdims=True))
+            / _exp(x - x.mean(axis=-1, keepdims=True)).sum(axis=-1, keepdims=True)
+        ),
     ),
     Mistake(
         "the scores divided by their sum, without `np.exp`",
@@ -81,6 +92,11 @@ SOFT_LOOKUP_MISTAKES = (
         "the output averages the values with equal weights (the weights were not used)",
         lambda q, K, V: V.mean(axis=0),
     ),
+    Mistake(
+        "no maximum subtracted before `np.exp`: large scores overflow to inf, and inf / inf is "
+        "NaN — softmax(s) equals softmax(s - s.max())",
+        lambda q, K, V: (_exp(K @ q) / _exp(K @ q).sum()) @ V,
+    ),
 )
 
 
@@ -93,6 +109,14 @@ def _soft_lookup_cases() -> list[tuple]:
         (example.q, example.K, example.V),
         (gen.normal(size=3), gen.normal(size=(5, 3)), gen.normal(size=(5, 2))),
         (gen.normal(size=2), gen.normal(size=(4, 2)), gen.normal(size=(4, 6))),
+        # scores 800 and 790 (a naive np.exp overflows), then scores in the thousands (minus
+        # the mean overflows too): the two tell a missing maximum from a mean subtracted
+        (
+            np.array([1.0, 0.0]),
+            np.array([[800.0, 0.0], [790.0, 0.0], [0.0, 1.0], [-10.0, 0.0]]),
+            gen.normal(size=(4, 3)),
+        ),
+        (np.array([30.0, -20.0, 10.0]), 40.0 * gen.normal(size=(5, 3)), gen.normal(size=(5, 2))),
     ]
 
 
@@ -116,6 +140,13 @@ TEMPERATURE_MISTAKES = (
         "`np.exp(scores / temperature)` not divided by its sum (the weights must sum to 1)",
         lambda scores, temperature: _exp(scores / temperature),
     ),
+    Mistake(
+        "no maximum subtracted: at a low temperature scores / T reach the hundreds and "
+        "`np.exp` overflows to inf (inf / inf is NaN) — subtract the maximum of scores / T",
+        lambda scores, temperature: (
+            _exp(scores / temperature) / _exp(scores / temperature).sum(axis=-1, keepdims=True)
+        ),
+    ),
 )
 
 
@@ -126,6 +157,10 @@ def _temperature_cases() -> list[tuple]:
         (gen.normal(size=4), 2.0),
         (gen.normal(size=6), 0.5),
         (np.array([3.0, 1.0, 0.0]), 1.0),
+        # scores / T in the hundreds: np.exp overflows without the maximum (then even minus
+        # the mean): the two cases tell a missing maximum from a mean subtracted
+        (np.array([8.0, 7.9, 0.0, -0.1]), 0.01),
+        (np.array([8.0, -9.0, -9.0, 7.9]), 0.01),
     ]
 
 

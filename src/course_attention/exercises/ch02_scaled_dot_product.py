@@ -12,6 +12,12 @@ def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     return e / e.sum(axis=axis, keepdims=True)
 
 
+def _naive_softmax(x: np.ndarray) -> np.ndarray:
+    """A softmax without the maximum subtracted: large scores overflow to inf / inf = NaN."""
+    e = np.exp(x)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
 def _attend(Q: np.ndarray, K_t: np.ndarray, V: np.ndarray, divisor: float, axis: int = -1):
     """softmax(Q K_t / divisor) V, with ``K_t`` already transposed (rightly or wrongly)."""
     return _softmax(Q @ K_t / divisor, axis=axis) @ V
@@ -31,6 +37,8 @@ def _attention_cases() -> list[tuple]:
         (gen.normal(size=(4, 4, 4)), gen.normal(size=(4, 4, 4)), gen.normal(size=(4, 4, 3))),
         (gen.normal(size=(2, 3, 8)), gen.normal(size=(2, 6, 8)), gen.normal(size=(2, 6, 5))),
         (gen.normal(size=(2, 3, 2, 64)), gen.normal(size=(2, 3, 5, 64)), gen.normal(size=(5, 4))),
+        # scores in the thousands: np.exp overflows unless each row's maximum is subtracted
+        (30.0 * gen.normal(size=(3, 4)), 30.0 * gen.normal(size=(5, 4)), gen.normal(size=(5, 2))),
     ]
 
 
@@ -60,6 +68,11 @@ ATTENTION_MISTAKES = (
     Mistake(
         "softmax over the queries (axis -2, axis 0 of a matrix) instead of over the keys (axis -1)",
         lambda Q, K, V: _attend(Q, _swap(K), V, np.sqrt(Q.shape[-1]), axis=-2),
+    ),
+    Mistake(
+        "no maximum subtracted before `np.exp`: large scores overflow to inf, and inf / inf is "
+        "NaN — subtract each row's maximum, `s.max(axis=-1, keepdims=True)`",
+        lambda Q, K, V: _naive_softmax(Q @ _swap(K) / np.sqrt(Q.shape[-1])) @ V,
     ),
 )
 
@@ -146,6 +159,13 @@ def _masked_softmax_cases() -> list[tuple]:
         (gen.normal(size=(4, 4)), numpy_ref.causal_mask(4)),
         (gen.normal(size=(2, 3, 5)) * 3.0, keep),
         (gen.normal(size=(2, 3, 5)), numpy_ref.causal_mask(3, 5)),  # mask broadcasts
+        # scores in the thousands: np.exp overflows unless the maximum is subtracted
+        (1000.0 * gen.normal(size=(4, 4)), numpy_ref.causal_mask(4)),
+        # a hidden key far above the visible ones: the maximum must be taken over visible keys
+        (
+            np.array([[0.0, 1.0, 1000.0], [2.0, -1.0, 3.0]]),
+            np.array([[True, True, False], [True, False, True]]),
+        ),
     ]
 
 
@@ -167,6 +187,18 @@ MASKED_SOFTMAX_MISTAKES = (
     Mistake(
         "softmax over the queries (axis -2) instead of over the keys (axis -1)",
         lambda scores, mask: _softmax(scores + np.where(mask, 0.0, -1e9), axis=-2),
+    ),
+    Mistake(
+        "no maximum subtracted before `np.exp`: large scores overflow to inf, and inf / inf is NaN",
+        lambda scores, mask: _naive_softmax(scores + np.where(mask, 0.0, -np.inf)),
+    ),
+    Mistake(
+        "the maximum taken over every key, hidden ones included (`scores.max(...)` before "
+        "masking): a hidden score far above the visible ones makes every visible exp underflow "
+        "to 0, and 0 / 0 is NaN — take the maximum after adding the mask",
+        lambda scores, mask: _naive_softmax(
+            scores + np.where(mask, 0.0, -np.inf) - scores.max(axis=-1, keepdims=True)
+        ),
     ),
 )
 

@@ -34,6 +34,13 @@ def _self_attention_cases() -> list[tuple]:
             gen.normal(size=(8, 16)),
             gen.normal(size=(8, 8)),
         ),
+        # scores in the thousands: np.exp overflows unless each row's maximum is subtracted
+        (
+            10.0 * gen.normal(size=(4, 3)),
+            3.0 * gen.normal(size=(3, 3)),
+            3.0 * gen.normal(size=(3, 3)),
+            gen.normal(size=(3, 2)),
+        ),
     ]
 
 
@@ -41,6 +48,11 @@ def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     from .. import numpy_ref
 
     return numpy_ref.softmax(x, axis=axis)
+
+
+def _naive_softmax(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x)  # no maximum subtracted: overflows to inf / inf = NaN for large scores
+    return e / e.sum(axis=-1, keepdims=True)
 
 
 def _attend(
@@ -76,6 +88,13 @@ SELF_ATTENTION_MISTAKES = (
     Mistake(
         "the weights multiplied with X instead of the values V = X W_v",
         lambda X, W_q, W_k, W_v: _softmax((X @ W_q) @ (X @ W_k).T / np.sqrt(W_k.shape[-1])) @ X,
+    ),
+    Mistake(
+        "no maximum subtracted before `np.exp`: large scores overflow to inf, and inf / inf is "
+        "NaN — subtract each row's maximum first",
+        lambda X, W_q, W_k, W_v: (
+            _naive_softmax((X @ W_q) @ (X @ W_k).T / np.sqrt(W_k.shape[-1])) @ (X @ W_v)
+        ),
     ),
 )
 

@@ -69,6 +69,16 @@ def _masked_weights_cases() -> list[tuple]:
         (gen.normal(size=(4, 4)), causal),
         (gen.normal(size=(2, 3)) * 100, empty_row),  # large scores and a fully hidden row
         (gen.normal(size=(2, 3, 5)), gen.normal(size=(2, 1, 5)) > -0.3),  # broadcast mask
+        # a hidden key far above the visible ones: the maximum must come from visible keys
+        (
+            np.array([[0.0, 1.0, 1000.0], [3.0, -1.0, 2.0]]),
+            np.array([[True, True, False], [True, True, True]]),
+        ),
+        # rows a thousand apart: one global maximum underflows the lower row
+        (
+            np.array([[1000.0, 999.0, 998.0], [0.0, 1.0, -1.0]]),
+            np.array([[True, True, False], [True, False, True]]),
+        ),
     ]
 
 
@@ -81,6 +91,15 @@ def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
 def _naive_softmax(x: np.ndarray) -> np.ndarray:
     e = np.exp(x - x.max(axis=-1, keepdims=True))  # an all -inf row: -inf - (-inf) = NaN
     return e / e.sum(axis=-1, keepdims=True)
+
+
+def _hint_softmax(scores: np.ndarray, mask: np.ndarray, top: np.ndarray) -> np.ndarray:
+    """The hint's recipe (hidden scores replaced by ``top``, exp, times mask, safe divide),
+    with the maximum ``top`` the learner chose."""
+    top = np.where(np.isfinite(top), top, 0.0)
+    e = np.exp(np.where(mask, scores, top) - top) * mask
+    total = e.sum(axis=-1, keepdims=True)
+    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
 
 
 MASKED_WEIGHTS_MISTAKES = (
@@ -110,6 +129,19 @@ MASKED_WEIGHTS_MISTAKES = (
     Mistake(
         "softmax over the queries (axis -2) instead of the keys (axis -1)",
         lambda scores, mask: _softmax(np.where(mask, scores, -np.inf), axis=-2),
+    ),
+    Mistake(
+        "the maximum taken over every key, hidden ones included: a hidden score far above the "
+        "visible ones makes every visible exp underflow to 0 — take each row's maximum over "
+        "the allowed keys, np.where(mask, scores, -np.inf).max(axis=-1, keepdims=True)",
+        lambda scores, mask: _hint_softmax(scores, mask, scores.max(axis=-1, keepdims=True)),
+    ),
+    Mistake(
+        "one maximum for the whole array instead of one per row: a row far below it underflows "
+        "to 0 — take each row's own maximum (`axis=-1, keepdims=True`)",
+        lambda scores, mask: _hint_softmax(
+            scores, mask, np.broadcast_to(np.where(mask, scores, -np.inf).max(), scores.shape)
+        ),
     ),
 )
 

@@ -131,6 +131,16 @@ RESIDUAL_FF_MISTAKES = (
         ),
     ),
     Mistake(
+        "`norm_first` ignored: post-norm, layer_norm(x + ff(x)), on every call — with "
+        "norm_first=True the norm comes first, x + ff(layer_norm(x))",
+        lambda x, W1, b1, W2, b2, norm_first: _residual_ff_reference(x, W1, b1, W2, b2, False),
+    ),
+    Mistake(
+        "`norm_first` ignored: pre-norm, x + ff(layer_norm(x)), on every call — with "
+        "norm_first=False the norm comes last, layer_norm(x + ff(x))",
+        lambda x, W1, b1, W2, b2, norm_first: _residual_ff_reference(x, W1, b1, W2, b2, True),
+    ),
+    Mistake(
         "the residual left out: the sublayer must add its input x back",
         lambda x, W1, b1, W2, b2, norm_first: (
             _ff(_ln(x), W1, b1, W2, b2) if norm_first else _ln(_ff(x, W1, b1, W2, b2))

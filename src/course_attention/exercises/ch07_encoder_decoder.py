@@ -134,6 +134,8 @@ def _cross_attention_cases() -> list[tuple]:
         (gen.normal(size=(2, 4)), gen.normal(size=(5, 4))),
         (gen.normal(size=(6, 8)), gen.normal(size=(3, 8))),
         (gen.normal(size=(1, 3)), gen.normal(size=(7, 3))),
+        # scores in the thousands: np.exp overflows unless each row's maximum is subtracted
+        (40.0 * gen.normal(size=(3, 4)), 40.0 * gen.normal(size=(5, 4))),
     ]
 
 
@@ -142,6 +144,12 @@ def _attend(Q: np.ndarray, K: np.ndarray, V: np.ndarray, scale: float, axis: int
 
     weights = numpy_ref.softmax(Q @ K.T * scale, axis=axis)  # (seq_q, seq_k)
     return weights @ V, weights
+
+
+def _naive_attend(Q: np.ndarray, K: np.ndarray, scale: float) -> tuple:
+    e = np.exp(Q @ K.T * scale)  # no maximum subtracted: large scores give inf / inf = NaN
+    weights = e / e.sum(axis=-1, keepdims=True)
+    return weights @ K, weights
 
 
 CROSS_ATTENTION_MISTAKES = (
@@ -166,6 +174,11 @@ CROSS_ATTENTION_MISTAKES = (
     Mistake(
         "softmax over the decoder positions (axis 0) instead of the source positions (axis -1)",
         lambda y, m: _attend(y, m, m, 1 / np.sqrt(y.shape[-1]), axis=0),
+    ),
+    Mistake(
+        "no maximum subtracted before `np.exp`: large scores overflow to inf, and inf / inf is "
+        "NaN — subtract each row's maximum first",
+        lambda y, m: _naive_attend(y, m, 1 / np.sqrt(y.shape[-1])),
     ),
 )
 

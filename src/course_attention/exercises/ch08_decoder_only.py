@@ -27,6 +27,8 @@ def _top_p_cases() -> list[tuple]:
         (gen.dirichlet(np.ones(8) * 0.5), 0.5),
         (np.array([0.2, 0.05, 0.6, 0.15]), 1.0),  # p = 1 keeps every token
         (np.array([0.2, 0.05, 0.6, 0.15]), 0.3),  # the most likely token alone is enough
+        (np.array([0.6, 0.3, 0.1]), 0.9),  # rounding: 0.6 + 0.3 is 0.8999999999999999 < 0.9
+        (np.array([0.1, 0.3, 0.3, 0.3]), 0.5),  # a tie at the edge: the lower id, ids 1 and 2
     ]
 
 
@@ -68,10 +70,21 @@ def _left_sorted(probs: np.ndarray, p: float) -> np.ndarray:
     return kept / kept.sum()
 
 
+def _no_tolerance(probs: np.ndarray, p: float) -> np.ndarray:
+    order, cum = _sorted_cum(probs)
+    return _keep(probs, order[cum - probs[order] < p])
+
+
+def _ties_kept(probs: np.ndarray, p: float) -> np.ndarray:
+    edge = probs[np.flatnonzero(_top_p_reference(probs, p))].min()  # the last token needed
+    return _keep(probs, np.flatnonzero(probs >= edge))
+
+
 TOP_P_MISTAKES = (
     Mistake(
-        "kept the tokens whose cumulative mass is ≤ p: that drops the token that makes the mass "
-        "reach p (and can keep nothing at all when the first token alone is above p)",
+        "kept only the tokens whose cumulative mass is ≤ p: that drops the token that carries "
+        "the mass past p, so the kept mass stays below p unless some prefix sums to p exactly "
+        "(and nothing is kept when the first token alone is above p)",
         _cum_below,
     ),
     Mistake(
@@ -90,6 +103,18 @@ TOP_P_MISTAKES = (
     Mistake(
         "returned the probabilities in sorted order: put each back at its token's id",
         _left_sorted,
+    ),
+    Mistake(
+        "the mass was compared with p exactly: in float64 0.6 + 0.3 is 0.8999999999999999, just "
+        "below 0.9, so rounding keeps one token too many. Count a mass within 1e-12 of p as "
+        "reaching it: keep while before < p - 1e-12",
+        _no_tolerance,
+    ),
+    Mistake(
+        "every token as likely as the last one needed was kept: with a tie at the edge that keeps "
+        "more than the smallest set. Take the tokens in sorted order (a stable sort puts the lower "
+        "id first) and stop as soon as the mass reaches p",
+        _ties_kept,
     ),
 )
 
@@ -277,9 +302,11 @@ register(
         minutes=10,
         mistakes=TOP_P_MISTAKES,
         hint=(
-            "sort the ids by decreasing probability (np.argsort(-probs)); keep a token while the "
-            "mass of the tokens *before* it is still below p (so the token that reaches p is "
-            "kept); zero the others at their own ids and divide by the sum."
+            "sort the ids by decreasing probability (np.argsort(-probs, kind='stable'): of equal "
+            "probabilities the lower id first); keep a token while the mass of the tokens "
+            "*before* it is still below p - 1e-12 (so the token that reaches p is kept, and "
+            "float rounding such as 0.6 + 0.3 = 0.8999999999999999 cannot add one); zero the "
+            "others at their own ids and divide by the sum."
         ),
     )
 )

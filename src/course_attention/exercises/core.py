@@ -1,25 +1,45 @@
 """The exercise checker shared by every chapter: ``check(exercise_id, fn)`` prints ✓ or a hint.
 
-Introduced in chapter 1. A checker never raises, so a book that still holds the exercise stubs
-executes cleanly. For every test case it gives the learner's function and the reference their own
-copy of the inputs (an in-place answer cannot change what the reference sees), compares the
-results within a tolerance, explains a shape or dtype mismatch before a value mismatch, and — the
-point of checking — compares a wrong answer with a short catalogue of known mistakes
-(:class:`Mistake`) and names the one it matches. When the learner's code raises, it shows the
-error, what the common numpy errors mean for this case's input shapes, and the hint.
+Introduced in chapter 1. A checker never raises and never hangs, so a book that still holds the
+exercise stubs executes cleanly. For every test case it gives the learner's function and the
+reference their own copy of the inputs (an in-place answer cannot change what the reference or a
+later case sees), stops a function still running after :data:`TIME_LIMIT_S` seconds, and compares
+the results within a tolerance. It explains a missing ``return``, text, complex numbers, float32
+and a shape or dtype mismatch before a value mismatch, and — the point of checking — compares a
+wrong answer with a short catalogue of known mistakes (:class:`Mistake`). It names a mistake only
+when the learner's output agrees with it on *every* test case (a case where the mistake happens to
+give the right answer must be right too) and it is wrong on at least one: one degenerate case
+never decides. When the learner's code raises, it shows the error, what the common numpy and torch
+errors mean for this case's input shapes, and the hint. The message comes in stages: what is
+wrong and on which case, then the likely mistake when one matches, then the hint.
 """
 
 from __future__ import annotations
 
 import copy
 import inspect
+import signal
+import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-__all__ = ["Mistake", "Exercise", "EXERCISES", "register", "evaluate", "check", "rng"]
+__all__ = [
+    "Mistake",
+    "Exercise",
+    "EXERCISES",
+    "TIME_LIMIT_S",
+    "register",
+    "evaluate",
+    "check",
+    "rng",
+]
+
+TIME_LIMIT_S = 5.0
+"""Seconds one call of the learner's function may run before the checker stops it."""
 
 
 @dataclass(frozen=True)
@@ -86,30 +106,178 @@ def rng(seed: int) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
+# --- running the learner's function with a time limit -----------------------------------------
+
+
+class _TimedOut(BaseException):
+    """Raised by the alarm inside a learner's function (a BaseException: `except Exception` in
+    the learner's code cannot swallow it)."""
+
+
+@dataclass
+class _Run:
+    """What one call of a function gave: a value, an error, or no answer in time."""
+
+    value: Any = None
+    error: BaseException | None = None
+    timed_out: bool = False
+    still_running: bool = False  # the thread fallback could not stop it
+
+
+def _call(fn: Callable[..., Any], args: tuple) -> _Run:
+    with np.errstate(all="ignore"):
+        return _Run(value=fn(*args))
+
+
+def _call_with_alarm(fn: Callable[..., Any], args: tuple, limit: float) -> _Run:
+    """On the main thread: SIGALRM interrupts the function; any earlier timer is put back."""
+
+    def on_alarm(signum: int, frame: Any) -> None:
+        raise _TimedOut
+
+    old_handler = signal.signal(signal.SIGALRM, on_alarm)
+    old_delay, old_interval = signal.setitimer(signal.ITIMER_REAL, limit)
+    start = time.monotonic()
+    try:
+        try:
+            return _call(fn, args)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)  # nothing fires after we return
+    except _TimedOut:
+        return _Run(timed_out=True)
+    except KeyboardInterrupt:  # the learner pressed stop: let it stop the cell
+        raise
+    except BaseException as error:  # noqa: BLE001 - the learner's code may raise anything
+        return _Run(error=error)
+    finally:
+        signal.signal(signal.SIGALRM, old_handler)
+        if old_delay > 0:  # someone else's timer (e.g. pytest-timeout): give back what is left
+            left = max(old_delay - (time.monotonic() - start), 1e-3)
+            signal.setitimer(signal.ITIMER_REAL, left, old_interval)
+
+
+def _call_in_thread(fn: Callable[..., Any], args: tuple, limit: float) -> _Run:
+    """Off the main thread (or without SIGALRM): wait at most ``limit`` s for a worker thread."""
+    outcome: list[_Run] = []
+
+    def work() -> None:
+        try:
+            outcome.append(_call(fn, args))
+        except BaseException as error:  # noqa: BLE001 - handed back to the caller
+            outcome.append(_Run(error=error))
+
+    worker = threading.Thread(target=work, name="course-attention-check", daemon=True)
+    worker.start()
+    worker.join(limit)
+    if worker.is_alive() or not outcome:
+        return _Run(timed_out=True, still_running=True)
+    return outcome[0]
+
+
+def _run_limited(fn: Callable[..., Any], args: tuple, limit: float | None = None) -> _Run:
+    """Call ``fn(*args)``; stop waiting after ``limit`` seconds (default :data:`TIME_LIMIT_S`)."""
+    limit = TIME_LIMIT_S if limit is None else limit
+    on_main = threading.current_thread() is threading.main_thread()
+    if on_main and hasattr(signal, "setitimer") and hasattr(signal, "SIGALRM"):
+        try:
+            return _call_with_alarm(fn, args, limit)
+        except ValueError:  # signals unavailable here (e.g. a sub-interpreter): use a thread
+            pass
+    return _call_in_thread(fn, args, limit)
+
+
+# --- comparing a result with the expected one ---------------------------------------------------
+
+
 def _as_array(value: Any) -> np.ndarray:
     if hasattr(value, "detach"):  # a torch tensor
-        value = value.detach().cpu().numpy()
+        value = value.detach().cpu()
+        if str(value.dtype) == "torch.bfloat16":  # numpy has no bfloat16
+            value = value.float()
+        value = value.numpy()
     return np.asarray(value)
 
 
-def _compare(expected: Any, got: Any, ex: Exercise) -> str | None:
-    """Return a message describing how ``got`` differs from ``expected``, or None."""
+_FLOAT32_NOTE = (
+    "float32 keeps only about 7 significant digits, so its results differ from float64 by "
+    "~1e-5 to 1e-4: compute in float64 (`dtype=torch.float64`, `module.double()`, "
+    "`np.float64`)"
+)
+
+
+_MAYBE_FLOAT32 = (
+    "\n  A difference this small is typical of a float32 computation somewhere (a torch module "
+    "or tensor made without `dtype=torch.float64`): if so, "
+)
+
+
+def _precision_note(expected: np.ndarray, got_raw: np.ndarray, diff: np.ndarray) -> str:
+    """A word on float32 when it explains the difference, else ''."""
+    if got_raw.dtype in (np.float16, np.float32):
+        return f"\n  Your result is {got_raw.dtype} (torch's default dtype is float32): " + (
+            _FLOAT32_NOTE
+        )
+    finite = np.abs(expected[np.isfinite(expected)])
+    scale = max(1.0, float(finite.max())) if finite.size else 1.0
+    if np.isfinite(diff).all() and diff.max() <= 1e-3 * scale:
+        return _MAYBE_FLOAT32 + _FLOAT32_NOTE
+    return ""
+
+
+def _type_problem(expected: np.ndarray, got: Any, got_raw: np.ndarray | None) -> str | None:
+    """A message when ``got`` is not numbers of the expected kind (text, complex), else None."""
+    if isinstance(got, (str, bytes)) or (got_raw is not None and got_raw.dtype.kind in "USO"):
+        if got_raw is not None and got_raw.dtype.kind == "O" and not isinstance(got, (str, bytes)):
+            return None  # an object array (e.g. of Python ints): judged on its values
+        shown = repr(got) if len(repr(got)) <= 60 else repr(got)[:57] + "..."
+        return (
+            f"expected a number or an array of numbers, got text ({type(got).__name__} "
+            f"{shown}): return the number itself (e.g. `float(x)`, `int(n)`), not a string "
+            "that shows it"
+        )
+    if got_raw is not None and got_raw.dtype.kind == "c" and expected.dtype.kind != "c":
+        return (
+            f"expected real numbers, got a complex array (dtype {got_raw.dtype}): even when its "
+            "real part is right, return a real array (for pairs held as complex numbers z, put "
+            "z.real and z.imag back into the pair's two features)"
+        )
+    return None
+
+
+def _compare(expected: Any, got: Any, ex: Exercise, strict: bool = False) -> str | None:
+    """Return a message describing how ``got`` differs from ``expected``, or None.
+
+    ``strict`` (comparing two answers, not an answer with the reference) also tells a boolean
+    array from 0/1 numbers either way round.
+    """
     if isinstance(expected, tuple):
-        if not isinstance(got, tuple) or len(got) != len(expected):
-            return f"expected a tuple of {len(expected)} results, got {type(got).__name__}"
+        if got is None:
+            return "your function returned None — did you forget `return`?"
+        if not isinstance(got, (tuple, list)) or len(got) != len(expected):
+            return f"expected a tuple of {len(expected)} results, got {type(got).__name__}" + (
+                f" of {len(got)}" if isinstance(got, (tuple, list)) else ""
+            )
         for i, (e, g) in enumerate(zip(expected, got, strict=True)):
-            message = _compare(e, g, ex)
+            message = _compare(e, g, ex, strict)
             if message:
                 return f"result {i}: {message}"
         return None
     if got is None:
         return "your function returned None — did you forget `return`?"
+    expected_raw = np.asarray(expected)
+    if isinstance(got, (str, bytes)):
+        return _type_problem(expected_raw, got, None)
     try:
         got_raw = _as_array(got)
+    except (TypeError, ValueError, RuntimeError):
+        return f"expected a number or an array, got {type(got).__name__}"
+    problem = _type_problem(expected_raw, got, got_raw)
+    if problem:
+        return problem
+    try:
         got_array = got_raw.astype(float)
     except (TypeError, ValueError):
         return f"expected a number or an array, got {type(got).__name__}"
-    expected_raw = np.asarray(expected)
     expected_array = expected_raw.astype(float)
     if got_array.shape != expected_array.shape:
         extra = ex.hints_by_shape.get(f"{got_array.shape}", "")
@@ -118,6 +286,8 @@ def _compare(expected: Any, got: Any, ex: Exercise) -> str | None:
         return f"expected shape {expected_array.shape}, got {got_array.shape}" + (
             f" — {extra}" if extra else ""
         )
+    if strict and (expected_raw.dtype == bool) != (got_raw.dtype == bool):
+        return "one is a boolean array and the other is not"
     if expected_raw.dtype == bool and got_raw.dtype != bool:
         return (
             f"expected a boolean array (dtype bool, True/False), got dtype {got_raw.dtype}: "
@@ -137,8 +307,19 @@ def _compare(expected: Any, got: Any, ex: Exercise) -> str | None:
         return (
             f"values differ: largest difference {diff.max():.3g} at index {where}: "
             f"expected {expected_array[where]:.6g}, got {got_array[where]:.6g}"
-        )
+        ) + _precision_note(expected_array, got_raw, diff)
     return None
+
+
+def _agrees(ex: Exercise, mistake_out: Any, learner_out: Any) -> bool:
+    """Whether the learner's output equals a mistake's, NaN only where the mistake has NaN."""
+    try:
+        return _compare(mistake_out, learner_out, ex, strict=True) is None
+    except Exception:  # noqa: BLE001 - an odd output agrees with nothing
+        return False
+
+
+# --- messages -----------------------------------------------------------------------------------
 
 
 def _describe_inputs(ex: Exercise, args: tuple) -> str:
@@ -174,10 +355,17 @@ _ERROR_MEANINGS = (
         "an axis or index does not exist: the input may have fewer axes than you assumed "
         "(a vector (n,) has only axis 0 / -1)",
     ),
+    (
+        ("expected scalar type", "mixed dtype", "same dtype", "expected m1 and m2", "but expected"),
+        "a torch module holds float32 parameters by default, while these inputs are float64 "
+        "numpy arrays: make the module float64 with `.double()` (or build tensors with "
+        "`dtype=torch.float64`) rather than turning the inputs into float32, which costs "
+        "accuracy",
+    ),
 )
 
 
-def _explain_error(error: Exception, ex: Exercise, args: tuple) -> str:
+def _explain_error(error: BaseException, ex: Exercise, args: tuple) -> str:
     text = str(error)
     lines = []
     for needles, meaning in _ERROR_MEANINGS:
@@ -188,50 +376,110 @@ def _explain_error(error: Exception, ex: Exercise, args: tuple) -> str:
     return "\n" + "\n".join(lines)
 
 
-def _likely_mistake(ex: Exercise, args: tuple, got: Any, expected: Any) -> str | None:
-    """The name of the first catalogued mistake whose output equals the learner's, or None."""
+def _timeout_message(ex: Exercise, label: str, args: tuple, run: _Run) -> str:
+    stopped = (
+        "This check ran where Python cannot stop a running function (outside the main "
+        "thread, or without SIGALRM as on Windows): it goes on in the background, and an "
+        "endless loop keeps a CPU core busy until you restart the kernel (Kernel → Restart)"
+        if run.still_running
+        else "The checker stopped it"
+    )
+    return (
+        f"✗ {ex.title}: on {label} your function was still running after {TIME_LIMIT_S:g} s — "
+        f"an endless loop (a `while` whose condition never changes)? {stopped}."
+        f"\n  This test case's inputs: {_describe_inputs(ex, args)}."
+        f"\n  Hint: {ex.hint}"
+    )
+
+
+# --- judging ------------------------------------------------------------------------------------
+
+
+def _likely_mistake(
+    ex: Exercise, cases: Sequence[tuple], expected: Sequence[Any], runs: Sequence[_Run]
+) -> str | None:
+    """The first catalogued mistake the learner's outputs match on every case, or None.
+
+    A mistake matches when, on every case, its output agrees with the learner's (or both raise),
+    and it differs from the reference on at least one case (a *telling* case). Agreeing on the
+    cases where the mistake happens to be right is required too: there the learner must be right.
+    """
+    if len(runs) != len(cases) or any(run.timed_out for run in runs):
+        return None
     for mistake in ex.mistakes:
-        try:
-            with np.errstate(all="ignore"):
-                theirs = mistake.fn(*copy.deepcopy(args))
-        except Exception:  # noqa: BLE001, S112 - a mistake may crash on some inputs: not this one
-            continue
-        if _compare(expected, theirs, ex) is None:
-            continue  # this mistake happens to be right on this case: it tells us nothing
-        if _compare(theirs, got, ex) is None:
+        telling, consistent = 0, True
+        for args, want, run in zip(cases, expected, runs, strict=True):
+            theirs = _run_limited(mistake.fn, copy.deepcopy(args))
+            if theirs.timed_out:
+                consistent = False
+            elif theirs.error is not None or run.error is not None:
+                consistent = theirs.error is not None and run.error is not None
+            elif not _agrees(ex, theirs.value, run.value):
+                consistent = False
+            elif not _agrees(ex, want, theirs.value):
+                telling += 1
+            if not consistent:
+                break
+        if consistent and telling:
             return mistake.name
     return None
 
 
-def evaluate(exercise_id: str, fn: Callable[..., Any]) -> tuple[bool, str]:
-    """Run ``fn`` on the exercise's cases; return ``(passed, message)``. Never raises."""
-    ex = EXERCISES.get(exercise_id)
-    if ex is None:
-        return False, f"unknown exercise {exercise_id!r}; known: {sorted(EXERCISES)}"
+def _judge(ex: Exercise, fn: Callable[..., Any]) -> tuple[bool, str]:
     cases = list(ex.cases())
+    runs: list[_Run] = []
+    expected: list[Any] = []
+    failure: tuple[int, str] | None = None  # (case index, message) of the first wrong case
     for n, args in enumerate(cases, start=1):
         label = f"test case {n} of {len(cases)}"
-        try:
-            with np.errstate(all="ignore"):
-                got = fn(*copy.deepcopy(args))
-        except NotImplementedError:
+        run = _run_limited(fn, copy.deepcopy(args))
+        runs.append(run)
+        expected.append(ex.reference(*copy.deepcopy(args)))
+        if run.timed_out:
+            if failure is None:
+                return False, _timeout_message(ex, label, args, run)
+            break
+        if failure is not None:
+            continue  # only the mistake catalogue needs the later cases
+        if isinstance(run.error, NotImplementedError):
             return False, f"✗ {ex.title}: not implemented yet — replace the `raise` with your code."
-        except Exception as error:  # noqa: BLE001 - the learner's code may raise anything
+        if run.error is not None:
+            error = run.error
             return False, (
                 f"✗ {ex.title}: on {label} your function raised {type(error).__name__}: {error}"
                 + _explain_error(error, ex, args)
                 + f"\n  Hint: {ex.hint}"
             )
-        expected = ex.reference(*copy.deepcopy(args))
-        message = _compare(expected, got, ex)
+        message = _compare(expected[-1], run.value, ex)
         if message:
-            mistake = _likely_mistake(ex, args, got, expected)
-            return False, (
-                f"✗ {ex.title}: {label}: {message}"
-                + (f"\n  Likely mistake: {mistake}." if mistake else "")
-                + f"\n  Hint: {ex.hint}"
-            )
-    return True, f"✓ {ex.title}: correct on all {len(cases)} test cases."
+            failure = (n, f"✗ {ex.title}: {label}: {message}")
+    if failure is None:
+        return True, f"✓ {ex.title}: correct on all {len(cases)} test cases."
+    mistake = _likely_mistake(ex, cases, expected, runs)
+    message = failure[1]
+    if mistake:  # a named mistake explains the difference: no guess about float32
+        message = message.split(_MAYBE_FLOAT32)[0]
+    return False, (
+        message + (f"\n  Likely mistake: {mistake}." if mistake else "") + f"\n  Hint: {ex.hint}"
+    )
+
+
+def evaluate(exercise_id: str, fn: Callable[..., Any]) -> tuple[bool, str]:
+    """Run ``fn`` on the exercise's cases; return ``(passed, message)``. Never raises.
+
+    Each call of ``fn`` gets its own deep copy of the case's inputs and at most
+    :data:`TIME_LIMIT_S` seconds.
+    """
+    ex = EXERCISES.get(exercise_id)
+    if ex is None:
+        return False, f"unknown exercise {exercise_id!r}; known: {sorted(EXERCISES)}"
+    try:
+        return _judge(ex, fn)
+    except Exception as error:  # noqa: BLE001 - the checker must never raise
+        return False, (
+            f"✗ {ex.title}: the checker could not judge your answer "
+            f"({type(error).__name__}: {error}).\n  Hint: {ex.hint}"
+        )
 
 
 def check(exercise_id: str, fn: Callable[..., Any]) -> None:

@@ -77,8 +77,9 @@ def layer_multiply_adds(seq: int, d: int) -> dict[str, dict[str, int]]:
     - ``"recurrent"``: the chapter's ``h_t = tanh(h_{t-1} W_h + x_t W_x)``;
     - ``"LSTM"``: four gates, each with its own ``W_x`` and ``W_h`` (biases and element-wise
       products not counted);
-    - ``"self-attention"``: projections ``X W_q, X W_k, X W_v``, scores ``Q Kᵀ`` and
-      ``weights V`` (the softmax not counted).
+    - ``"self-attention"``: projections ``X W_q, X W_k, X W_v``, scores ``Q Kᵀ``,
+      ``weights V`` and the output projection ``W_o`` that a Transformer's attention layer ends
+      with (chapter 5 counts the same four projections); the softmax is not counted.
 
     The parts that mix tokens are ``"state h W_h"`` (``seq · d²`` per gate) and ``"scores Q Kᵀ"``
     + ``"weights V"`` (``2 · seq² · d``); Table 1 compares these, ``O(n · d²)`` against
@@ -97,6 +98,7 @@ def layer_multiply_adds(seq: int, d: int) -> dict[str, dict[str, int]]:
             "projections X W": 3 * per_token,
             "scores Q Kᵀ": matmul_multiply_adds((seq, d), (d, seq)),
             "weights V": matmul_multiply_adds((seq, seq), (seq, d)),
+            "output projection W_o": per_token,
         },
     }
 

@@ -19,6 +19,7 @@ from .core import PALETTE, _layout, _rounded, curve
 __all__ = [
     "char_label",
     "sample_html",
+    "title_lines",
     "loss_baselines_figure",
     "next_char_traces",
     "next_char_figure",
@@ -27,6 +28,7 @@ __all__ = [
 ]
 
 _SHOWN_LINES = 6  # lines of sampled text a figure shows
+_WRAP = 34  # characters per drawn line: 12 px monospace fits a 375 px wide phone screen
 
 
 def char_label(ch: str) -> str:
@@ -34,16 +36,45 @@ def char_label(ch: str) -> str:
     return {"\n": "⏎", " ": "␣"}.get(ch, ch)
 
 
-def sample_html(prompt: str, sample: str, max_lines: int = _SHOWN_LINES) -> str:
-    """Prompt (bold) and sample as plotly text: escaped, spaces kept, at most ``max_lines``."""
+def _plotly_text(text: str) -> str:
+    """``text`` for a plotly label: ``&``, ``<`` and ``>`` escaped (plotly decodes those three),
+    quotes kept as they are (plotly does not decode ``&quot;`` and would draw it), spaces
+    non-breaking so indentation survives."""
+    return html.escape(text, quote=False).replace(" ", "\u00a0")
 
-    def lines(text: str) -> str:
-        return html.escape(text).replace(" ", "\u00a0").replace("\n", "<br>")
 
-    shown = (prompt + sample).split("\n")[-max_lines:]
-    cut = "\n".join(shown)
-    head = max(0, len(cut) - len(sample))  # how much of the prompt is still shown
-    return f"<b>{lines(cut[:head])}</b>{lines(cut[head:])}"
+def sample_html(
+    prompt: str, sample: str, max_lines: int = _SHOWN_LINES, width: int = _WRAP
+) -> str:
+    """Prompt (bold) and sample as plotly text: the last ``max_lines`` drawn lines.
+
+    Each line of text longer than ``width`` characters is cut into lines of ``width`` (plotly
+    does not wrap text), so the block fits a phone screen; ``&``, ``<``, ``>`` are escaped,
+    quotes are not (plotly draws ``&quot;`` literally), spaces are kept.
+    """
+    if width < 1 or max_lines < 1:
+        raise ValueError(f"need width ≥ 1 and max_lines ≥ 1; got {width}, {max_lines}")
+    full = prompt + sample
+    rows: list[tuple[int, int]] = []  # (start, end) of every drawn line in `full`
+    start = 0
+    for line in full.split("\n"):
+        for a in range(0, max(len(line), 1), width):
+            rows.append((start + a, start + min(a + width, len(line))))
+        start += len(line) + 1
+    drawn = []
+    for a, b in rows[-max_lines:]:
+        head = min(max(len(prompt) - a, 0), b - a)  # how much of this line is prompt
+        bold = f"<b>{_plotly_text(full[a : a + head])}</b>" if head else ""
+        drawn.append(bold + _plotly_text(full[a + head : b]))
+    return "<br>".join(drawn)
+
+
+def title_lines(title: str | None) -> str | None:
+    """A long title broken after its first ``": "`` (plotly does not wrap titles, and a phone
+    screen holds about 35 characters of one)."""
+    if title is None or len(title) <= 40 or ": " not in title:
+        return title
+    return title.replace(": ", ":<br>", 1)
 
 
 def loss_baselines_figure(
@@ -108,7 +139,8 @@ def next_char_traces(
         mode="text",
         text=[sample_html(prompt, sample)],
         textposition="bottom right",
-        textfont=dict(family="monospace", size=13),
+        textfont=dict(family="monospace", size=12),
+        cliponaxis=False,
         xaxis="x2",
         yaxis="y2",
         hoverinfo="skip",
@@ -118,14 +150,19 @@ def next_char_traces(
 
 
 def _next_char_layout(fig: go.Figure, title: str | None, height: int) -> go.Figure:
+    title = title_lines(title)
     fig.update_layout(
         xaxis=dict(domain=[0.0, 1.0], title="next character", type="category"),
-        yaxis=dict(domain=[0.5, 1.0], range=[0, 1.15], title="probability"),
+        yaxis=dict(domain=[0.56, 1.0], range=[0, 1.15], title="probability"),
         xaxis2=dict(domain=[0.0, 1.0], range=[0, 1], visible=False, anchor="y2"),
-        yaxis2=dict(domain=[0.0, 0.36], range=[0, 1], visible=False, anchor="x2"),
+        # below the bars' labels, which a phone screen turns upright
+        yaxis2=dict(domain=[0.0, 0.28], range=[0, 1], visible=False, anchor="x2"),
         showlegend=False,
     )
-    return _layout(fig, title, height=height)
+    fig = _layout(fig, title, height=height)
+    if title is not None and "<br>" in title:
+        fig.update_layout(margin=dict(t=80))  # room for the title's two lines
+    return fig
 
 
 def next_char_figure(
@@ -147,7 +184,7 @@ def message_figure(message: str, title: str = "cannot run this prompt") -> go.Fi
         x=[0.5],
         y=[0.5],
         mode="text",
-        text=[html.escape(message)],
+        text=[html.escape(message, quote=False)],  # plotly draws &quot; as it is
         textfont=dict(size=14, color=PALETTE[5]),
         hoverinfo="skip",
     )

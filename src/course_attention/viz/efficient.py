@@ -74,9 +74,7 @@ def tiling_traces(grid: ArrayLike, gap: ArrayLike) -> tuple[go.Heatmap, go.Bar]:
         colorscale=_STATE_SCALE,
         xgap=1,
         ygap=1,
-        colorbar=dict(
-            tickvals=[1 / 3, 1, 5 / 3], ticktext=list(TILE_STATES), x=0.46, len=0.8, thickness=12
-        ),
+        showscale=False,  # the states are named in the legend below the panels (see _two_panels)
         hovertemplate="query %{y}, key %{x}<br>state %{z} (0 not yet, 1 dropped, 2 held)"
         "<extra></extra>",
     )
@@ -87,25 +85,44 @@ def tiling_traces(grid: ArrayLike, gap: ArrayLike) -> tuple[go.Heatmap, go.Bar]:
         marker_color=PALETTE[0],
         xaxis="x2",
         yaxis="y2",
+        showlegend=False,
         hovertemplate="query %{x}<br>max |running − final| %{y:.4f}<extra></extra>",
     )
     return left, right
 
 
+def _state_keys() -> list[go.Scatter]:
+    """One legend entry per tile state (a coloured square, no data): a colour bar between the
+    panels would cover the right panel's axis."""
+    colours = ["#D0D0D0", PALETTE[4], PALETTE[1]]  # "not yet" darker than its fill, to be seen
+    return [
+        go.Scatter(
+            x=[None],
+            y=[None],
+            mode="markers",
+            name=name,
+            marker=dict(symbol="square", size=12, color=colour),
+            hoverinfo="skip",
+        )
+        for name, colour in zip(TILE_STATES, colours, strict=True)
+    ]
+
+
 def _two_panels(fig: go.Figure, seq_len: int, gap_max: float) -> go.Figure:
+    fig.add_traces(_state_keys())
     fig.update_layout(
         xaxis=dict(domain=[0.0, 0.4], title="key", dtick=max(1, seq_len // 8)),
         yaxis=dict(autorange="reversed", title="query", dtick=max(1, seq_len // 8)),
         xaxis2=dict(domain=[0.6, 1.0], title="query", anchor="y2", dtick=max(1, seq_len // 8)),
         yaxis2=dict(range=[0, gap_max * 1.05 + 1e-9], anchor="x2", title="distance from output"),
-        showlegend=False,
+        showlegend=True,
+        legend=dict(orientation="h", x=0, xanchor="left", y=-0.2, yanchor="top"),
         annotations=[
-            dict(text="scores of one head", x=0.2, y=1.0, **_PANEL_TITLE),
-            dict(text="running output vs final", x=0.8, y=1.0, **_PANEL_TITLE),
+            dict(text="scores of<br>one head", x=0.2, y=1.0, **_PANEL_TITLE),
+            dict(text="running output<br>vs final", x=0.8, y=1.0, **_PANEL_TITLE),
         ],
     )
     return fig
-
 
 
 def tiling_figure(
@@ -116,7 +133,9 @@ def tiling_figure(
     s = min(max(int(step), 1), len(grids)) - 1
     gap_max = float(np.nanmax(np.stack(gaps)))
     fig = go.Figure(list(tiling_traces(grids[s], gaps[s])))
-    return _two_panels(_layout(fig, title, height=420), seq_len, gap_max)
+    fig = _two_panels(_layout(fig, title, height=480), seq_len, gap_max)
+    # room for the two-line panel titles under the title, and for the legend, which wraps
+    return fig.update_layout(margin=dict(t=100 if title else 60, b=130))
 
 
 def memory_figure(

@@ -163,7 +163,8 @@ def cross_attention_heads_slider(
     before and after training, or one model on two sources); ``queries`` ``(seq_t,)`` name the
     rows of both, ``keys`` the columns of each panel. The slider's positions are
     :func:`head_frames` (precomputed: it works on the static website); it starts on the last
-    layer's average.
+    layer's average. A cell shows its number only when it holds more than half of its row's
+    weight (hover shows every weight), so the labels fit at 375 px as at 1280 px.
     """
     a, b = np.asarray(left, dtype=float), np.asarray(right, dtype=float)
     if a.shape != b.shape:
@@ -175,6 +176,9 @@ def cross_attention_heads_slider(
         one = heatmap_trace(maps_a[i], queries, keys[0])
         two = heatmap_trace(maps_b[i], queries, keys[1])
         two.update(showscale=False, xaxis="x2", yaxis="y2")
+        for trace, m in ((one, maps_a[i]), (two, maps_b[i])):
+            trace.update(text=_majority_text(m), texttemplate="%{text}", textfont_size=11)
+        one.update(colorbar=_NARROW_COLORBAR)
         return one, two
 
     fig = slider_figure(
@@ -186,9 +190,41 @@ def cross_attention_heads_slider(
         title=title,
         height=max(420, 180 + 40 * len(queries)),
     )
-    keys_across = "encoder position (key)"
-    _two_panels(fig, panel_titles, keys_across, "decoder query", (0.0, 0.44), (0.5, 0.94))
+    _two_panels(fig, panel_titles, "key (source)", "decoder query", (0.0, 0.48), (0.52, 1.0))
+    # Both panels have the same rows: label them once, on the left, so that at 375 px the right
+    # panel's labels do not cover the left panel. The slider sits below the axis titles.
+    fig.update_yaxes(automargin=True)
+    fig.update_layout(yaxis2=dict(showticklabels=False), margin=dict(l=10, r=10, t=90))
+    fig.update_annotations(font_size=12, xanchor="center")  # "auto" pulls the titles together
+    fig.layout.sliders[0].pad.t = 105  # below tick labels turned upright on a narrow screen
+    fig.layout.sliders[0].len = 0.92  # the last step's label ends inside the figure
+    fig.update_layout(height=fig.layout.height + 40)
     return fig
+
+
+#: A short horizontal colour bar above the right panel's title — the two panels keep the whole
+#: width, so that a cell is wide enough for its number on a 375 px screen.
+_NARROW_COLORBAR = dict(
+    orientation="h",
+    title=dict(text="weight", side="top"),
+    thickness=8,
+    len=0.3,
+    x=1.0,
+    xanchor="right",
+    y=1.12,
+    yanchor="bottom",
+    tickvals=[0, 0.5, 1],
+    ticks="",
+)
+
+
+def _majority_text(weights: np.ndarray) -> list[list[str]]:
+    """In-cell labels ``(seq_t, seq_s)`` for a map: only a weight above 0.5, the rest blank.
+
+    At most one cell per row holds more than half the weight, so no two labels share a row and
+    they cannot run together on a narrow (375 px) screen; every weight stays on hover.
+    """
+    return [[f"{v:.2f}" if v > 0.5 else "" for v in row] for row in np.asarray(weights)]
 
 
 def accuracy_by_length_figure(

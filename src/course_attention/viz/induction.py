@@ -18,6 +18,7 @@ from .core import _two_panels as _panels
 
 __all__ = [
     "phase_change_figure",
+    "distance_figure",
     "two_heads_figure",
     "head_scores_figure",
     "offset_profile_figure",
@@ -31,13 +32,17 @@ def phase_change_figure(
     repeated: ArrayLike,
     other: ArrayLike,
     chance: float,
-    change_step: int | None = None,
+    window: tuple[int, int] | None = None,
     title: str | None = None,
+    control: tuple[ArrayLike, ArrayLike] | None = None,
+    training: tuple[ArrayLike, ArrayLike] | None = None,
 ) -> go.Figure:
     """Loss on the repeated tokens and on the others ``(n,)`` against training ``steps`` ``(n,)``.
 
-    Introduced in chapter 9. A dashed line marks chance, ``ln(vocab)``; a dotted vertical line
-    the phase change at ``change_step`` (if given).
+    Introduced in chapter 9. A dashed line marks chance, ``ln(vocab)``; a shaded band the
+    ``window`` ``(start, end)`` where the loss falls fastest (if given). ``control`` ``(steps,
+    repeated)`` adds a second model's loss on repeated tokens (the 1-layer model), ``training``
+    ``(steps, loss)`` the training loss on all tokens.
     """
     s, r, o = (np.asarray(a, dtype=float) for a in (steps, repeated, other))
     if not (s.ndim == 1 and s.shape == r.shape == o.shape and len(s)):
@@ -45,28 +50,72 @@ def phase_change_figure(
             f"steps, repeated, other must be (n,) alike; got {s.shape}, {r.shape}, {o.shape}"
         )
     hover = "step %{x}<br>loss %{y:.3f} nats<extra></extra>"
-    fig = go.Figure(
-        [
-            curve(s, r, "repeated tokens (second copy)", PALETTE[0], hover),
-            curve(s, o, "all other tokens", PALETTE[1], hover),
-        ]
-    )
+    traces = [
+        curve(s, r, "repeated tokens (second copy)", PALETTE[0], hover),
+        curve(s, o, "all other tokens", PALETTE[1], hover),
+    ]
+    for extra, name, colour in (
+        (control, "repeated tokens, 1-layer model", PALETTE[3]),
+        (training, "training loss (all tokens)", PALETTE[7]),
+    ):
+        if extra is not None:
+            x, y = (np.asarray(a, dtype=float) for a in extra)
+            if x.shape != y.shape or x.ndim != 1:
+                raise ValueError(f"{name}: steps and losses must be (n,) alike")
+            traces.append(curve(x, y, name, colour, hover).update(line_dash="dot"))
+    fig = go.Figure(traces)
+    fig.update_traces(mode="lines" if len(s) > 30 else "lines+markers")  # dense checkpoints
     fig.add_hline(
         y=chance,
         line_dash="dash",
         line_color="grey",
         annotation_text=f"chance ln(vocab) = {chance:.2f}",
     )
-    if change_step is not None:
-        fig.add_vline(
-            x=change_step,
-            line_dash="dot",
-            line_color=PALETTE[5],
-            annotation_text=f"phase change, step {change_step}",
+    if window is not None:
+        fig.add_vrect(
+            x0=window[0],
+            x1=window[1],
+            fillcolor=PALETTE[5],
+            opacity=0.15,
+            line_width=0,
+            annotation_text=f"steps {window[0]}–{window[1]}",
+            annotation_position="top left",
         )
     fig.update_xaxes(title="training step")
     fig.update_yaxes(title="next-token loss (nats)", rangemode="tozero")
-    return _layout(fig, title, height=360, legend=dict(x=0.02, y=0.05))
+    return _layout(fig, title, height=380, legend=dict(x=0.02, y=0.05))
+
+
+def distance_figure(
+    distances: ArrayLike,
+    curves: dict[str, ArrayLike],
+    reference: float | None = None,
+    title: str | None = None,
+) -> go.Figure:
+    """Loss on the repeated tokens against the copy distance, one line per entry of ``curves``.
+
+    Introduced in chapter 9. ``distances`` ``(k,)``; each curve ``(k,)`` nats. A dashed line
+    at ``reference`` (e.g. what guessing among the tokens seen so far costs), if given.
+    """
+    d = np.asarray(distances, dtype=float)
+    traces = []
+    for i, (name, values) in enumerate(curves.items()):
+        v = np.asarray(values, dtype=float)
+        if v.shape != d.shape or d.ndim != 1:
+            raise ValueError(f"curve {name!r} must have shape {d.shape}; got {v.shape}")
+        hover = "distance %{x}<br>loss %{y:.3f} nats<extra></extra>"
+        traces.append(curve(d, v, name, PALETTE[i % 8], hover))
+    fig = go.Figure(traces)
+    if reference is not None:
+        fig.add_hline(
+            y=reference,
+            line_dash="dash",
+            line_color="grey",
+            annotation_text=f"guessing among tokens seen: {reference:.2f}",
+        )
+    fig.update_xaxes(title="copy distance (second copy start − first copy start)")
+    fig.update_yaxes(title="loss on repeated tokens (nats)", rangemode="tozero")
+    return _layout(fig, title, height=340)
 
 
 def _pair(
@@ -80,8 +129,22 @@ def _pair(
     return one, two
 
 
-def _two_panels(fig: go.Figure, names: tuple[str, str]) -> go.Figure:
-    return _panels(fig, names, "key position", "query position", ticklabels=False)
+def _two_panels(fig: go.Figure, names: tuple[str, str], labels: Sequence[str]) -> go.Figure:
+    """Side by side, each panel titled on two lines (``": "`` breaks the line, so the two
+    titles do not run into each other), with position ticks every few rows and columns (the
+    labels are ``"position:token"``; hover shows them whole)."""
+    short = tuple(n.replace(": ", "<br>") for n in names)
+    fig = _panels(fig, short, "key position", "query position", ticklabels=True)
+    step = max(1, len(labels) // 6)
+    ticks = dict(
+        tickmode="array",
+        tickvals=list(labels[::step]),
+        ticktext=[label.split(":")[0] for label in labels[::step]],
+        tickangle=0,
+    )
+    top = 110 if fig.layout.title.text else 70  # room for the two-line panel titles
+    fig.update_layout(xaxis=ticks, yaxis=ticks, xaxis2=ticks, yaxis2=ticks, margin=dict(t=top))
+    return fig
 
 
 def _check_maps(
@@ -110,7 +173,8 @@ def two_heads_figure(
     """
     a, b = _check_maps(left, right, labels)
     fig = go.Figure(_pair(a, b, labels, names))
-    return _layout(_two_panels(fig, names), title, height=440)
+    fig = _layout(fig, title, height=460)
+    return _two_panels(fig, names, labels)
 
 
 def _compact(weights: np.ndarray) -> list[list[float]]:
@@ -159,7 +223,7 @@ def checkpoint_slider(
         title=title,
         height=500,
     )
-    return _two_panels(fig, names)
+    return _two_panels(fig, names, labels)
 
 
 def head_scores_figure(

@@ -25,6 +25,7 @@ __all__ = [
     "LOOKUP_KEYS",
     "LOOKUP_ANGLES",
     "LOOKUP_TEMPERATURES",
+    "LOOKUP_PLANE",
 ]
 
 
@@ -33,6 +34,10 @@ LOOKUP_KEYS: tuple[str, ...] = ("apple", "banana", "chair")
 
 #: The steps of :func:`temperature_slider` (chapter 1 reasons about them, so they are named).
 LOOKUP_TEMPERATURES: tuple[float, ...] = (0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 2.0, 5.0, 20.0)
+
+#: The soft look-up plane shows ``[-LOOKUP_PLANE, LOOKUP_PLANE]`` on both axes, exactly the
+#: range the live explorer's query can reach (its sliders, or a drag on the website).
+LOOKUP_PLANE = 1.3
 
 #: The query angles in degrees that chapter 1 turns a unit query through.
 LOOKUP_ANGLES: tuple[float, ...] = tuple(float(a) for a in range(-30, 181, 15))
@@ -137,15 +142,20 @@ def _soft_lookup_layout(fig: go.Figure, title: str | None, keys: Sequence[str]) 
     from .. import toy
 
     top = 1.25 * max(toy.FRUIT_DICT[k] for k in keys)
+    lim = [-LOOKUP_PLANE, LOOKUP_PLANE]
+    # constrain="domain": the square plane shrinks its box instead of showing more than the
+    # query can reach; the weights start far enough right that word labels miss their axis
     fig.update_layout(
-        xaxis=dict(domain=[0.0, 0.36], range=[-1.3, 1.3], title=toy.WORD_FEATURES[0]),
-        yaxis=dict(range=[-1.3, 1.3], title=toy.WORD_FEATURES[1], scaleanchor="x"),
-        xaxis2=dict(domain=[0.46, 0.82], anchor="y2"),
-        yaxis2=dict(range=[0, 1.15], title="weight", anchor="x2"),
+        xaxis=dict(domain=[0.0, 0.36], range=lim, title=toy.WORD_FEATURES[0], constrain="domain"),
+        yaxis=dict(range=lim, title=toy.WORD_FEATURES[1], scaleanchor="x", constrain="domain"),
+        xaxis2=dict(domain=[0.52, 0.84], anchor="y2"),
+        yaxis2=dict(range=[0, 1.15], anchor="x2"),  # no axis title: the words' labels need the gap
         xaxis3=dict(domain=[0.9, 1.0], anchor="y3"),
         yaxis3=dict(range=[0, top], title="value", anchor="x3", side="right"),
         showlegend=False,
     )
+    fig.add_annotation(text="weight", x=0.68, y=1.0, xref="paper", yref="paper",
+                       xanchor="center", yanchor="bottom", showarrow=False)
     return _layout(fig, title, height=430)
 
 

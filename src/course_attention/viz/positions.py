@@ -130,4 +130,8 @@ def length_figure(
     )
     fig.update_xaxes(title="symbols in the string", dtick=1)
     fig.update_yaxes(title=y_title, range=[-0.05, 1.1])
-    return _layout(fig, title, height=380)
+    fig = _layout(fig, title, height=440)
+    # The legend goes under the axes (it wraps on a narrow screen) so that the plot keeps the
+    # width; keep titles short, a phone shows about 40 characters.
+    fig.update_layout(legend=dict(orientation="h", x=0, y=-0.22, yanchor="top"))
+    return fig.update_layout(margin=dict(b=110))

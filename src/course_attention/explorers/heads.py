@@ -16,8 +16,12 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .. import numpy_ref, toy, viz
+from .core import Explorer, register
 
-__all__ = ["HEAD_COUNTS", "PROJECTIONS", "inputs", "head_weights", "title", "figure", "spec"]
+__all__ = [
+    "HEAD_COUNTS", "PROJECTIONS", "inputs", "head_weights", "title", "figure", "spec",
+    "multi_head_explorer",
+]
 
 #: The numbers of heads the explorer offers (each divides ``d_model = 8``).
 HEAD_COUNTS: tuple[int, ...] = (1, 2, 4, 8)
@@ -79,7 +83,7 @@ def figure(weights: np.ndarray, n_heads: int, head: int) -> go.Figure:
 
 
 def spec(seed: int = 0) -> dict[str, Any]:
-    """The ``live`` part of :func:`course_attention.widgets.multi_head_explorer`: the input and
+    """The ``live`` part of :func:`multi_head_explorer`: the input and
     the projections of each choice, ``W`` as ``{"q", "k", "v", "o"}`` (multiplying on the right)."""
     choices = {}
     for name in PROJECTIONS:
@@ -91,3 +95,40 @@ def spec(seed: int = 0) -> dict[str, Any]:
         "data": {"inputs": choices, "d_model": d_model, "head_counts": list(HEAD_COUNTS),
                  "seed": seed},
     }
+
+
+@register
+def multi_head_explorer(
+    head: int = 0, n_heads: int = 2, projections: str = "built", seed: int = 0
+) -> Explorer:
+    """Cut one set of projections into 1, 2, 4 or 8 heads and see each head's weights.
+
+    Introduced in chapter 5. Controls: ``projections`` ("built": the chapter's hand-made
+    :func:`course_attention.toy.two_head_example`; "random": seeded, with no meaning),
+    ``n_heads`` (1, 2, 4 or 8 heads of width ``8 / n_heads``) and ``head`` (which head to draw),
+    all over "the cat sat on the mat". On the website ``heads.js`` runs the multi-head attention
+    in the reader's browser.
+    """
+    import ipywidgets as w
+
+    inputs(projections, seed)  # checks the projections
+    _check(n_heads, head)
+    controls = {  # head first: with one head the head slider has nowhere to go
+        "head": w.IntSlider(
+            value=head, min=0, max=n_heads - 1, description="head", continuous_update=True
+        ),
+        "n_heads": w.Dropdown(options=list(HEAD_COUNTS), value=n_heads, description="heads"),
+        "projections": w.Dropdown(
+            options=[(label, v) for v, label in PROJECTIONS.items()], value=projections,
+            description="projections",
+        ),
+    }
+    controls["n_heads"].observe(lambda c: setattr(controls["head"], "max", c["new"] - 1), "value")
+    cache: dict[tuple[str, int], Any] = {}
+
+    def make_figure(projections: str, n_heads: int, head: int) -> go.Figure:
+        if (projections, n_heads) not in cache:  # (n_heads, T, T)
+            cache[projections, n_heads] = head_weights(projections, n_heads, seed)
+        return figure(cache[projections, n_heads], n_heads, min(head, n_heads - 1))
+
+    return Explorer(controls, make_figure, spec(seed))

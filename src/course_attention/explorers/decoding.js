@@ -1,7 +1,7 @@
 // Chapter 7: a trained encoder–decoder reverses the digits you type, here in your browser.
 //
 // The same forward pass as course_attention.modules.Seq2SeqTransformer, in float64 on the
-// model's float32 weights (the file course_attention.live.seq2seq.payload writes):
+// model's float32 weights (the file course_attention.explorers.decoding.payload writes):
 //   encoder, once:    x = embedding(digits, [EOS]) · √d_model + positions, then n_layers of
 //                     self-attention and feed-forward (each with its residual and layer norm)
 //                     → the memory, one row per source token;

@@ -1,5 +1,6 @@
 // Chapter 4: the mask builder. Pick a preset (causal, padding, both, a sliding window), then
-// click cells of the mask to allow or block them. The weights beside it are recomputed on
+// click cells of the mask to allow or block them (the notebook's explorer: a grid of toggle
+// buttons); edited cells stay when the preset or a slider changes, until "reset". The weights beside it are recomputed on
 // every change from the same made-up scores: each row is the softmax over its allowed keys,
 // and a row with nothing allowed gets all zeros (the course's rule), not NaN.
 (function () {
@@ -7,7 +8,7 @@
   var M = CourseAttention.math;
 
   // A preset mask, mask[i][j] = true when query i may attend to key j (the twin of
-  // course_attention.live.mask.preset_mask).
+  // course_attention.explorers.mask.preset_mask).
   function presetMask(kind, seq, nReal, window) {
     var sliding = kind.indexOf("sliding window") === 0;
     var mask = [];
@@ -28,7 +29,17 @@
   CourseAttention.register("mask", function (spec, ui) {
     var d = spec.data; // scores (seq, seq), labels[n_real - 1] (seq,), sliding (preset names)
     var seq = d.scores.length;
-    var mask = null, preset = null; // the mask on screen, and the preset it started from
+    var mask = null, preset = null; // the mask on screen, and the preset of the controls
+    var edits = {}; // "query,key" -> allowed: the cells the reader set, kept across presets
+
+    function applyEdits(p) {
+      var out = p.map(function (row) { return row.slice(); });
+      Object.keys(edits).forEach(function (cell) {
+        var qk = cell.split(",");
+        out[Number(qk[0])][Number(qk[1])] = edits[cell];
+      });
+      return out;
+    }
     var shown = null; // the numbers plotted: {mask (0/1), weights}, both (seq, seq)
     var gd = ui.figure, button = ui.controls.toggle.input;
 
@@ -85,11 +96,17 @@
       if (!(n >= 1 && n <= seq && w >= 1 && w <= seq)) {
         return { message: "Real tokens and window must each be between 1 and " + seq + "." };
       }
-      if (mask === null || changed === "kind" || changed === "n_real" || changed === "window") {
-        preset = presetMask(v.kind, seq, n, w); // a preset control starts over
-        mask = preset.map(function (row) { return row.slice(); });
+      // The preset of the controls, then the reader's edits on top: a preset or slider change
+      // keeps the edited cells (explorers.mask.edited_mask); "reset" drops them.
+      if (changed === "reset") edits = {};
+      preset = presetMask(v.kind, seq, n, w);
+      mask = applyEdits(preset);
+      if (changed === "toggle") {
+        var cell = v.query + "," + v.key, want = !mask[v.query][v.key];
+        if (want === preset[v.query][v.key]) delete edits[cell]; // back to the preset's value
+        else edits[cell] = want;
+        mask = applyEdits(preset);
       }
-      if (changed === "toggle") mask[v.query][v.key] = !mask[v.query][v.key];
       if (changed !== "query" && changed !== "key") { // a new mask: new numbers on both panels
         shown = {
           mask: mask.map(function (row) { return row.map(Number); }),

@@ -109,11 +109,11 @@
             "<br>model's next token after the query: %{customdata}<extra></extra>",
         }],
         layout: {
-          // as live.induction.height, and no taller than wide: square cells on a phone too
-          height: Math.max(300, Math.min(60 + 40 * n, 700, ui.figure.clientWidth + 60)),
+          // as explorers.induction.height, and no taller than wide: square cells on a phone too
+          height: Math.max(300, Math.min(60 + 40 * n, spec.data.max_height, ui.figure.clientWidth + 60)),
           title: Object.assign({}, ui.template.layout.title, {
-            text: "layer " + layer + ", head " + head + ", trained model<br><sup>next token " +
-              "predicted right at " + right + " of " + (n - 1) + " positions</sup>",
+            text: "layer " + layer + ", head " + head + ", trained model<br><sup>trained model: " +
+              "next token predicted right at " + right + " of " + (n - 1) + " positions</sup>",
           }),
         },
       };

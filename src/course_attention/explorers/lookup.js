@@ -1,5 +1,5 @@
 // Chapter 1: a soft dictionary look-up. Drag the query on the word plane (or use the x and y
-// sliders), change the temperature; weights = softmax(K q / T), value = weights · values.
+// sliders, as the notebook's explorer does), change the temperature; weights = softmax(K q / T), value = weights · values.
 (function () {
   "use strict";
   var M = CourseAttention.math;
@@ -36,7 +36,7 @@
       var xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, box = gd.getBoundingClientRect();
       var x = xa.p2d(event.clientX - box.left - xa._offset);
       var y = ya.p2d(event.clientY - box.top - ya._offset);
-      var lo = -1.3, hi = 1.3;
+      var hi = d.range, lo = -hi; // the plane the figure shows, and the sliders' range
       if (!(x >= lo && x <= hi && y >= lo && y <= hi)) return false;
       ui.setValue("qx", Math.round(x * 100) / 100);
       ui.setValue("qy", Math.round(y * 100) / 100);

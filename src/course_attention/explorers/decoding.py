@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 
 from .. import tasks
-from . import model_payload, tensors_from_payload
+from .core import Explorer, model_payload, register, seeded, tensors_from_payload
 
 __all__ = ["KIND", "Decoded", "check_digits", "decode", "live_spec", "model_from_payload",
-           "payload"]
+           "payload", "decoding_explorer"]
 
 #: The explorer kind (its page code is ``_static/explorers/decoding.js``).
 KIND = "decoding"
@@ -80,7 +80,7 @@ def config(model: Any, lengths: Sequence[int]) -> dict[str, Any]:
 
 def payload(model: Any, lengths: Sequence[int] = (3, 8)) -> dict[str, Any]:
     """The model file the page loads: float32 weights, the positional table and
-    :func:`config` (see :func:`course_attention.live.model_payload`)."""
+    :func:`config` (see :func:`course_attention.explorers.core.model_payload`)."""
     cfg = config(model, lengths)
     state = dict(model.state_dict())
     state[POSITIONS] = model.positions.table
@@ -108,25 +108,30 @@ def model_from_payload(data: dict[str, Any]) -> Any:
 
 
 def live_spec(model: Any, lengths: Sequence[int]) -> dict[str, Any]:
-    """The ``live`` argument of the decoding explorer's :class:`~course_attention.widgets.
+    """The ``live`` argument of the decoding explorer's :class:`~course_attention.explorers.core.
     Explorer`: the kind and the model, loaded by the page on demand."""
     return {"kind": KIND, "data": {}, "model": payload(model, lengths)}
 
 
 def check_digits(text: str, lengths: Sequence[int]) -> str:
-    """``text`` stripped, or a ``ValueError`` that says what to type instead."""
+    """``text`` stripped, or a ``ValueError`` that says what to type instead (``decoding.js``
+    shows the same messages)."""
     lo, hi = _check_lengths(lengths)
     if not isinstance(text, str):
         raise ValueError(f"digits must be a string such as '2718'; got {type(text).__name__}")
     text = text.strip()
     if not text:
-        raise ValueError(f"the box is empty: type {lo} to {hi} digits 0-9")
-    if any(c not in "0123456789" for c in text):
-        raise ValueError(f"type digits 0-9 only; got {text!r}")
+        raise ValueError(f"The box is empty: type {lo} to {hi} digits 0-9.")
+    bad = [c for c in text if c not in "0123456789"]
+    if bad:
+        raise ValueError(
+            f'Type digits 0-9 only: "{bad[0]}" is not a token this model knows (its vocabulary '
+            "is [PAD], [BOS], [EOS] and the digits 0-9)."
+        )
     if not lo <= len(text) <= hi:
         raise ValueError(
-            f"this model learned strings of {lo} to {hi} digits and you typed {len(text)}: "
-            f"type {lo} to {hi} digits"
+            f"This model learned strings of {lo} to {hi} digits and you typed {len(text)}: "
+            f"type {lo} to {hi} digits."
         )
     return text
 
@@ -185,3 +190,77 @@ def decode(model: Any, digits: str, lengths: Sequence[int] = (3, 8)) -> Decoded:
         logits[0].double().numpy(),
         cross.double().numpy(),
     )
+
+
+def _digit_model(seed: int = 0) -> Any:
+    """The chapter-7 model, untrained and seeded without touching the global torch RNG."""
+    from .. import modules
+
+    return seeded(
+        lambda: modules.Seq2SeqTransformer(
+            tasks.VOCAB_SIZE, tasks.VOCAB_SIZE, d_model=32, n_heads=4, n_layers=2, max_len=16
+        ),
+        seed,
+    )
+
+
+@register
+def decoding_explorer(
+    digits: str = "31415",
+    step: int = 1,
+    model: Any = None,
+    lengths: tuple[int, int] = (3, 8),
+) -> Explorer:
+    """Type digits; step through the greedy decoding of a (trained) encoder–decoder.
+
+    Introduced in chapter 7. Controls: ``digits`` (a text box), ``step`` (which generated
+    token to show, counted from 1 as in the figure's rows), the decoder ``layer`` and the
+    ``head`` (-1: their average) whose cross-attention is drawn. ``model`` is a
+    :class:`course_attention.modules.Seq2SeqTransformer` on the digit vocabulary; the default
+    is the chapter's model *untrained* (seeded), so pass the trained one. ``lengths`` are the
+    shortest and longest strings the model was trained on: other lengths, letters or an empty
+    box show the message the website shows (``check_digits``), instead of a traceback or a
+    meaningless answer. On the website (``decoding.js``) the model runs in the reader's browser.
+    """
+    import ipywidgets as w
+
+    from .. import viz
+
+    model = _digit_model() if model is None else model
+    lo, hi = min(lengths), max(lengths)
+    cache: dict[str, Any] = {}
+
+    def steps_for(text: str) -> Any:  # greedy decoding once per typed string
+        if text.strip() not in cache:
+            cache[text.strip()] = decode(model, text, lengths=(lo, hi))
+        return cache[text.strip()]
+
+    controls = {
+        "digits": w.Text(value=digits, description="digits", continuous_update=False),
+        "step": w.IntSlider(
+            value=step, min=1, max=hi + 1, description="step", continuous_update=True
+        ),
+        "layer": w.Dropdown(options=[(f"layer {i + 1}", i) for i in range(len(model.decoder))],
+                            value=len(model.decoder) - 1, description="decoder layer"),
+        "head": w.Dropdown(options=[("average of the heads", -1)] + [
+            (f"head {h + 1}", h) for h in range(model.decoder[0].cross_attn.n_heads)
+        ], value=-1, description="cross-attention head"),
+    }
+
+    def limit_step(change: dict) -> None:
+        try:
+            controls["step"].max = max(2, len(steps_for(change["new"]).tokens))
+        except ValueError:
+            pass
+
+    controls["digits"].observe(limit_step, names="value")
+    limit_step({"new": digits})
+
+    def make_figure(digits: str, step: int, layer: int, head: int) -> Any:
+        steps = steps_for(digits).steps(layer, head)  # ValueError: the explorer's message
+        step = min(step, len(steps.tokens))
+        which = "heads averaged" if head < 0 else f"head {head + 1}"  # short: fits 375 px
+        title = f"step {step} of {len(steps.tokens)} · layer {layer + 1}, {which}"
+        return viz.decoding_figure(steps, step - 1, title=title)
+
+    return Explorer(controls, make_figure, live_spec(model, (lo, hi)))

@@ -100,10 +100,12 @@
     order = descending(probs);
     keep = new Array(probs.length).fill(false);
     var cum = 0;
-    order.forEach(function (i) {
+    order.forEach(function (i, j) {
       var before = (cum + probs[i]) - probs[i]; // mass of the more likely tokens
       cum += probs[i];
-      keep[i] = before < p * (1 - 1e-12) && (probs[i] > 0 || before === 0);
+      // sampling.top_p_filter's rule: keep while the mass ahead is below p - 1e-12 (rounding);
+      // the most likely token always stays; p = 1 keeps every token above 0
+      keep[i] = p === 1 ? probs[i] > 0 : before < p - 1e-12 || j === 0;
     });
     return renormalise(probs, keep);
   }
@@ -114,7 +116,7 @@
     return best;
   }
 
-  // The seeded generator (course_attention.live.gpt.uniforms): state = (a·state + c) mod 2^32.
+  // The seeded generator (course_attention.explorers.gpt.uniforms): state = (a·state + c) mod 2^32.
   // Every step is exact in float64, so Python and this page draw the same numbers.
   function uniforms(lcg, seed) {
     var state = ((seed % lcg.m) + lcg.m) % lcg.m;
@@ -135,18 +137,30 @@
   // ---- what the figure shows -------------------------------------------------------------
   function charLabel(ch) { return ch === "\n" ? "⏎" : ch === " " ? "␣" : ch; }
 
+  // plotly decodes &amp; &lt; &gt; but draws &quot; as it is: quotes stay (viz.decoder_only)
   function escapeHtml(s) {
-    return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
-      .replace(/"/g, "&quot;").replace(/'/g, "&#x27;");
+    return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
   }
 
-  // Prompt (bold) and continuation, the last 6 lines (viz.sample_html).
+  // Prompt (bold) and continuation: lines cut at 34 characters, the last 6 (viz.sample_html).
   function sampleHtml(prompt, sample) {
-    var lines = function (t) { return escapeHtml(t).replace(/ /g, "\u00a0").replace(/\n/g, "<br>"); };
-    var cut = (prompt + sample).split("\n").slice(-6).join("\n");
-    var head = Math.max(0, cut.length - sample.length);
-    return "<b>" + lines(cut.slice(0, head)) + "</b>" + lines(cut.slice(head));
+    var full = prompt + sample, rows = [], start = 0, width = 34;
+    full.split("\n").forEach(function (line) {
+      for (var a = 0; a < Math.max(line.length, 1); a += width) {
+        rows.push([start + a, start + Math.min(a + width, line.length)]);
+      }
+      start += line.length + 1;
+    });
+    var text = function (t) { return escapeHtml(t).replace(/ /g, "\u00a0"); };
+    return rows.slice(-6).map(function (r) {
+      var head = Math.min(Math.max(prompt.length - r[0], 0), r[1] - r[0]);
+      var bold = head ? "<b>" + text(full.slice(r[0], r[0] + head)) + "</b>" : "";
+      return bold + text(full.slice(r[0] + head, r[1]));
+    }).join("<br>");
   }
+
+  // A long title broken after its first ": " (viz.title_lines).
+  function titleLines(t) { return t.length > 40 && t.indexOf(": ") >= 0 ? t.replace(": ", ":<br>") : t; }
 
   // A character as Python's repr names it, for the message about characters outside the vocabulary.
   function pyRepr(ch) {
@@ -173,10 +187,8 @@
         return { message: "characters outside the vocabulary of " + c.vocab_size +
           " (newline and printable ASCII): " + bad.map(pyRepr).join(", ") };
       }
-      if (chars.length > c.context) {
-        return { message: "the prompt has " + chars.length + " characters; this model reads at most " + c.context };
-      }
-      return { ids: chars.map(function (ch) { return index[ch]; }) };
+      // the model reads the last `context` characters, as gpt.generate (and nanoGPT) crop them
+      return { ids: chars.map(function (ch) { return index[ch]; }).slice(-c.context) };
     }
 
     function readPrompt(prompt, ids) {
@@ -187,12 +199,22 @@
     }
 
     // gpt.generate: choose from the prompt's logits, read the choice, choose again, n times.
+    // The model reads the last `context` tokens (nanoGPT's idx[:, -block_size:]): once the text
+    // outgrows the context the window slides, every position moves by one, so the cached keys
+    // and values are stale and the window is read again into a new cache.
     function continuation(ids, n, choose) {
-      var out = [], z = memo.logits;
+      var out = [], z = memo.logits, cache = memo.cache, seq = ids.slice();
       for (var i = 0; i < n; i++) {
         var next = choose(z);
         out.push(next);
-        if (i < n - 1) z = model.step(next, memo.cache);
+        if (i === n - 1) break;
+        seq.push(next);
+        if (seq.length > c.context) seq.shift(); // the last `context` tokens
+        if (cache.length < c.context) z = model.step(next, cache); // one position's work
+        else {
+          cache = model.newCache();
+          seq.forEach(function (id) { z = model.step(id, cache); });
+        }
       }
       model.truncate(memo.cache, ids.length); // keep the prompt's keys and values for next time
       return out;
@@ -204,7 +226,7 @@
       var ids = read.ids;
       if (!(v.temperature > 0)) return { message: "temperature must be > 0" };
       readPrompt(v.prompt, ids);
-      var n = Math.min(d.n_new, c.context - ids.length + 1);
+      var n = d.n_new;
       var probs = nextTokenProbabilities(memo.logits, v.temperature, k, v.top_p);
       var draw = uniforms(d.lcg, d.seed), drawn = [];
       var choose = v.sample ? function (z) {
@@ -218,7 +240,9 @@
       ui.lastTokens = tokens;
       ui.lastUniforms = drawn;
 
-      var shown = descending(probs).slice(0, d.shown), mass = 0;
+      // the most likely characters that can still be drawn (explorers.gpt.shown_ids)
+      var shown = descending(probs).slice(0, d.shown).filter(function (i) { return probs[i] > 0; });
+      var mass = 0;
       var values = shown.map(function (i) { mass += probs[i]; return probs[i]; });
       values.push(Math.max(0, 1 - mass));
       var text = tokens.map(function (i) { return c.vocab[i]; }).join("");
@@ -230,8 +254,8 @@
         ],
         layout: {
           title: Object.assign({}, ui.template.layout.title, {
-            text: "T = " + v.temperature.toFixed(2) + ", top-k " + k + ", top-p " + v.top_p.toFixed(2) +
-              ": the next character, and " + n + (v.sample ? " sampled" : " greedy"),
+            text: titleLines("T = " + v.temperature.toFixed(2) + ", top-k " + k + ", top-p " + v.top_p.toFixed(2) +
+              ": the next character, and " + n + (v.sample ? " sampled" : " greedy")),
           }),
         },
       };

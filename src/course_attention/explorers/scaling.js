@@ -3,7 +3,7 @@
 // off, draw new vectors: weights = softmax(K q / √d_k), or softmax(K q) without the scale.
 //
 // The random numbers are made here, not downloaded: a small generator that Python runs too
-// (course_attention.live.scaling), so the page shows exactly the notebook's numbers.
+// (course_attention.explorers.scaling), so the page shows exactly the notebook's numbers.
 (function () {
   "use strict";
   var M = CourseAttention.math;

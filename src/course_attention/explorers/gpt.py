@@ -17,10 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from . import model_payload, tensors_from_payload
+from .core import Explorer, model_payload, register, seeded, slider, tensors_from_payload
 
-__all__ = ["LCG", "uniforms", "inverse_cdf", "seeded_sampler", "payload", "model_from_payload",
-           "spec"]
+__all__ = ["LCG", "SHOWN", "uniforms", "inverse_cdf", "seeded_sampler", "shown_ids", "payload",
+           "model_from_payload", "spec", "gpt_explorer"]
+
+#: The bars show at most this many characters, the most likely first.
+SHOWN = 12
 
 #: The generator's constants (Numerical Recipes), in ``state ← (a · state + c) mod 2³²``.
 LCG = {"a": 1664525, "c": 1013904223, "m": 2**32}
@@ -74,6 +77,13 @@ def seeded_sampler(
     return choose
 
 
+def shown_ids(probs: np.ndarray, shown: int = SHOWN) -> list[int]:
+    """The ids the bars show: the ``shown`` most likely, by decreasing probability (the lower id
+    first on a tie), without the ones top-k or top-p left at probability 0 (``gpt.js`` too)."""
+    order = np.argsort(-probs, kind="stable")[:shown]
+    return [int(i) for i in order if probs[i] > 0]
+
+
 def payload(model: Any) -> dict[str, Any]:
     """``model`` (a :class:`course_attention.gpt.GPT` on :mod:`course_attention.corpus`'s
     characters) as the page loads it: float32 weights plus its shape and vocabulary."""
@@ -121,9 +131,73 @@ def model_from_payload(data: dict[str, Any]) -> Any:
 
 
 def spec(model: Any, n_new: int, seed: int) -> dict[str, Any]:
-    """The ``live`` dict of :func:`course_attention.widgets.gpt_explorer` (kind ``gpt``)."""
+    """The ``live`` dict of :func:`gpt_explorer` (kind ``gpt``)."""
     return {
         "kind": "gpt",
-        "data": {"n_new": n_new, "seed": seed, "shown": 12, "lcg": LCG},
+        "data": {"n_new": n_new, "seed": seed, "shown": SHOWN, "lcg": LCG},
         "model": payload(model),
     }
+
+
+def _gpt_model(seed: int = 0) -> Any:
+    """Chapter 8's model, untrained and seeded without touching the global torch RNG."""
+    from .. import gpt
+
+    return seeded(lambda: gpt.GPT(gpt.CHAPTER_CONFIG), seed)
+
+
+@register
+def gpt_explorer(
+    prompt: str = "def ",
+    temperature: float = 0.8,
+    model: Any = None,
+    n_new: int = 40,
+    top_k: int | None = None,
+    seed: int = 0,
+    top_p: float | None = None,
+    sample: bool = True,
+) -> Explorer:
+    """Type a prompt; see the next-character distribution and a continuation.
+
+    Introduced in chapter 8. Controls: ``prompt`` (a text box), ``sample`` (off: the greedy
+    continuation), ``temperature``, ``top_p`` (``None`` is 1) and ``top_k`` (1 … vocab; ``None``
+    is the whole vocabulary). ``model`` is a :class:`course_attention.gpt.GPT` on
+    :mod:`course_attention.corpus`'s characters; the default is the chapter's model *untrained*
+    (seeded), so pass the trained one. The bars show the (at most) 12 most likely next
+    characters that can still be drawn (``shown_ids``); the text is ``n_new`` characters
+    from :func:`course_attention.gpt.generate`, which reads the last ``context`` characters as
+    nanoGPT does, drawn with ``seeded_sampler`` and ``seed``: the website's ``gpt.js`` draws
+    the same text. A character outside the vocabulary or an empty box shows the message the
+    website shows.
+    """
+    import ipywidgets as w
+
+    from .. import corpus, gpt, sampling, viz
+
+    model = _gpt_model() if model is None else model
+    vocab = model.config.vocab_size
+    controls = {
+        "prompt": w.Text(value=prompt, description="prompt", continuous_update=False),
+        "sample": w.Checkbox(value=sample, description="sample (off: greedy)"),
+        "temperature": slider("temperature", temperature, 0.1, 2.0, 0.05),
+        "top_p": slider("top-p", 1.0 if top_p is None else top_p, 0.05, 1.0, 0.05),
+        "top_k": w.IntSlider(value=vocab if top_k is None else top_k, min=1, max=vocab,
+                             description="top-k", continuous_update=True),
+    }
+
+    def make_figure(prompt: str, sample: bool, temperature: float, top_p: float,
+                    top_k: int) -> Any:
+        if not prompt:
+            raise ValueError("type at least one character")
+        ids = corpus.encode(prompt, strict=True)  # ValueError naming the characters
+        choose = seeded_sampler(temperature, top_k, top_p, seed) if sample else None
+        run = gpt.generate(model, ids, n_new, choose=choose)
+        probs = sampling.next_token_probabilities(run.logits[0], temperature, top_k, top_p)
+        how = f"{n_new} sampled" if sample else f"{n_new} greedy"
+        title = (f"T = {temperature:.2f}, top-k {top_k}, top-p {top_p:.2f}: the next character, "
+                 f"and {how}")
+        text = corpus.decode(run.tokens)
+        return viz.next_char_figure(probs, shown_ids(probs), corpus.VOCAB, prompt, text,
+                                    title=title)
+
+    return Explorer(controls, make_figure, spec(model, n_new, seed))

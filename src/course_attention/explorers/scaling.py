@@ -3,7 +3,7 @@
 The explorer shows one query's weights over eight keys as the width ``d_k`` grows, with the √d_k
 scale on or off, for a *draw* of random query and keys. numpy's generator cannot run in the
 browser, so the draws come from a small portable generator written twice, here and in
-``static/explorers/scaling.js``, with the same integer arithmetic:
+``scaling.js`` beside this module, with the same integer arithmetic:
 
 * :func:`uniforms`: mulberry32, a 32-bit generator, written *counter-based*: the ``n``-th number
   of stream ``seed`` hashes the state ``seed + (n + 1) · 0x6D2B79F5`` (mod 2³²), so it is computed
@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from .. import numpy_ref as ref
+from .core import Explorer, register
 
 __all__ = [
     "MAX_WIDTH",
@@ -36,7 +37,7 @@ __all__ = [
     "title",
     "check_arguments",
     "spec",
-    "add_resample_button",
+    "scaling_explorer",
 ]
 
 #: The width of the query and keys; the slider's ``d_k`` runs over every integer 1 … ``MAX_WIDTH``.
@@ -123,18 +124,18 @@ def check_arguments(d_k: int, scaled: bool, draw: int, seq_k: int) -> None:
 
 
 def spec(controls: dict[str, Any], seq_k: int) -> dict[str, Any]:
-    """The ``live`` part of :func:`course_attention.widgets.scaling_explorer`.
+    """The ``live`` part of :func:`scaling_explorer`.
 
     The page draws its own query and keys (``scaling.js``), so it needs only the sizes. Its
-    controls: the widgets' ``scaled`` and ``d_k``, then page-only buttons that halve or double
-    ``d_k`` (the chapter's powers of two, by keyboard or tap), the ``draw`` slider and a button
-    that moves to the next draw: a new random query and keys.
+    controls, as the notebook's: ``scaled`` and ``d_k``, buttons that halve or double ``d_k``
+    (the chapter's powers of two), the ``draw`` slider and a button that moves to the next
+    draw: a new random query and keys.
     """
-    from . import controls_spec
+    from .core import controls_spec
 
     page = [
-        {"name": "halve", "type": "button", "label": "d_k ÷ 2"},
-        {"name": "double", "type": "button", "label": "d_k × 2"},
+        {"name": "halve", "type": "button", "label": HALVE},
+        {"name": "double", "type": "button", "label": DOUBLE},
         *controls_spec({"draw": controls["draw"]}),
         {"name": "resample", "type": "button", "label": RESAMPLE},
     ]
@@ -142,12 +143,54 @@ def spec(controls: dict[str, Any], seq_k: int) -> dict[str, Any]:
             "omit": ["draw"], "controls": page}
 
 
-def add_resample_button(explorer: Any) -> None:
-    """Add the "new query and keys" button to the ipywidgets explorer: the next draw."""
+#: The labels of the buttons that halve and double ``d_k``, on the page and in JupyterLab.
+HALVE, DOUBLE = "d_k ÷ 2", "d_k × 2"
+
+
+def buttons(controls: dict[str, Any]) -> dict[str, Any]:
+    """The notebook's buttons, doing what ``scaling.js`` does: ``d_k`` halved (at least 1) or
+    doubled (at most :data:`MAX_WIDTH`), and the next draw (after the last, the first)."""
     import ipywidgets as w
 
-    draw = explorer.controls["draw"]
-    button = w.Button(description=RESAMPLE, tooltip="the next draw of random query and keys")
-    button.on_click(lambda _: setattr(draw, "value", (draw.value + 1) % (draw.max + 1)))
-    row = explorer.widget.children[0]  # the explorer's row of controls
-    row.children = (*row.children, button)
+    d_k, draw = controls["d_k"], controls["draw"]
+    out = {
+        "halve": w.Button(description=HALVE, tooltip="d_k halved (rounded down, at least 1)"),
+        "double": w.Button(description=DOUBLE, tooltip=f"d_k doubled (at most {MAX_WIDTH})"),
+        "resample": w.Button(description=RESAMPLE, tooltip="the next draw of query and keys"),
+    }
+    out["halve"].on_click(lambda _: setattr(d_k, "value", max(1, d_k.value // 2)))
+    out["double"].on_click(lambda _: setattr(d_k, "value", min(MAX_WIDTH, d_k.value * 2)))
+    out["resample"].on_click(
+        lambda _: setattr(draw, "value", 0 if draw.value >= draw.max else draw.value + 1)
+    )
+    return out
+
+
+@register
+def scaling_explorer(
+    d_k: int = 64, scaled: bool = True, draw: int = 0, seq_k: int = 8
+) -> Explorer:
+    """Live explorer of one query's weights as ``d_k`` grows, with the √d_k scale on or off.
+
+    Introduced in chapter 2. Controls: ``scaled`` (divide the scores by √d_k), ``d_k`` (every
+    integer 1 … 1024) with buttons that halve and double it, and ``draw`` (which random query
+    and keys; a button moves to the next). Width ``d_k`` uses the first ``d_k`` features of the
+    draw's query and keys, drawn by the portable generator the website's page runs too.
+    """
+    import ipywidgets as w
+
+    from .. import viz
+
+    check_arguments(d_k, scaled, draw, seq_k)
+    controls = {  # the checkbox first: at d_k = 1 scaling changes nothing (√1 = 1)
+        "scaled": w.Checkbox(value=scaled, description="divide the scores by √d_k"),
+        "d_k": w.IntSlider(value=d_k, min=1, max=MAX_WIDTH, description="d_k"),
+        "draw": w.IntSlider(value=draw, min=0, max=N_DRAWS - 1,
+                            description="draw (random query and keys)"),
+    }
+
+    def make_figure(d_k: int, scaled: bool, draw: int) -> Any:
+        weights = draw_weights(d_k, scaled, draw, seq_k)  # (seq_k,)
+        return viz.scaling_bars_figure(weights, title(d_k, scaled, draw))
+
+    return Explorer(controls, make_figure, spec(controls, seq_k), buttons=buttons(controls))

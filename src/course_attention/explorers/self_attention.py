@@ -19,8 +19,9 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .. import numpy_ref, toy, viz
+from .core import Explorer, register, slider
 
-__all__ = ["CONTEXT_RANGE", "query_row", "title", "figure", "spec"]
+__all__ = ["CONTEXT_RANGE", "query_row", "title", "figure", "spec", "self_attention_explorer"]
 
 #: The context slider's (min, max, step).
 CONTEXT_RANGE: tuple[float, float, float] = (0.0, 2.0, 0.1)
@@ -65,7 +66,7 @@ def figure(ending: str, query: int, context: float) -> go.Figure:
 
 
 def spec() -> dict[str, Any]:
-    """The ``live`` part of :func:`course_attention.widgets.self_attention_explorer`: the
+    """The ``live`` part of :func:`self_attention_explorer`: the
     sentences' token vectors without context, the projections and the colours of the bars."""
     sentences = {}
     for ending in toy.IT_ENDINGS:
@@ -83,3 +84,30 @@ def spec() -> dict[str, Any]:
             "flat": FLAT,
         },
     }
+
+
+@register
+def self_attention_explorer(
+    ending: str = "tired", query: int = 7, context: float = 1.0
+) -> Explorer:
+    """Pick the sentence ending and a query token; see where that token attends.
+
+    Introduced in chapter 3. Controls: ``ending`` ("tired" or "wide"), ``query`` (the position
+    of the query token, 0 … 10) and ``context`` (how much of the adjective the vector of "it"
+    carries, :func:`course_attention.toy.it_sentence`). The figure is
+    :func:`course_attention.viz.query_row_figure`; on the website ``self_attention.js`` computes
+    the same row in the reader's browser.
+    """
+    import ipywidgets as w
+
+    seq = len(toy.it_sentence(ending).tokens)
+    if not 0 <= query < seq:
+        raise ValueError(f"query must be a position in 0 … {seq - 1}; got {query}")
+    controls = {
+        "ending": w.Dropdown(options=list(toy.IT_ENDINGS), value=ending, description="too …"),
+        "context": slider("context in 'it'", context, *CONTEXT_RANGE),
+        "query": w.IntSlider(
+            value=query, min=0, max=seq - 1, description="query position", continuous_update=True
+        ),
+    }
+    return Explorer(controls, figure, spec())

@@ -140,7 +140,7 @@
 
   // ---- model files -------------------------------------------------------------------------
   // A model file is JSON: {config, tensors: {name: {shape, data}}} with data the float32 numbers
-  // in little-endian bytes, base64 (course_attention.live.model_payload writes it).
+  // in little-endian bytes, base64 (course_attention.explorers.core.model_payload writes it).
 
   function decodeTensor(t) {
     var bin = atob(t.data), bytes = new Uint8Array(bin.length);

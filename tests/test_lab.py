@@ -1,0 +1,260 @@
+"""Every reader notebook, opened and run in a real JupyterLab, driven in headless Chromium.
+
+`make lab-check` runs this (marker ``lab``): JupyterLab comes from ``.venv-lab`` (as for ``make
+lab``), serves a copy of ``notebooks/`` and runs each notebook with *Run All Cells*. On the
+rendered page the test asserts: no raw MyST; every glued value of the chapter's website page in
+the text; every cell ran without an error; every explorer shows the website's controls and
+redraws when they move. It writes what it saw to ``_build/lab-checks.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import time
+
+import nbformat
+import pytest
+
+from _notebooks import ROOT, notebooks
+from _site import CHROMIUM, CHROMIUM_ARGS
+from course_attention import reader
+
+pytestmark = pytest.mark.lab
+LAB = ROOT / ".venv-lab" / "bin" / "jupyter"
+EXPLORER_MIME = "application/vnd.course-attention.explorer+json"
+CHAPTERS = notebooks()
+RESULTS: dict[str, dict] = {}
+RAW = [r"\{glue", r"\{ref\}", r"\{cite", r"\{numref\}", r"\{doc\}", r"\{term\}", ":::", r"```\{",
+       r"(?m)^\([^)\s]+\)=\s*$"]
+#: What every explorer control is in JupyterLab (ipywidgets 8's classes).
+CONTROLS = (".widget-slider, .widget-dropdown, .widget-checkbox, .widget-toggle-button, "
+            ".widget-button, .widget-text, .widget-toggle-buttons, .widget-textarea")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    if not LAB.exists():
+        pytest.fail("no JupyterLab in .venv-lab: run `make lab-check` (it installs it)")
+    base = tmp_path_factory.mktemp("lab")
+    shutil.copytree(ROOT / "notebooks", base / "notebooks")
+    settings = base / "settings" / "@jupyterlab"
+    (settings / "notebook-extension").mkdir(parents=True)
+    (settings / "apputils-extension").mkdir(parents=True)
+    # every cell in the page (no virtual scrolling), no news pop-up
+    (settings / "notebook-extension" / "tracker.jupyterlab-settings").write_text(
+        json.dumps({"windowingMode": "none"}))
+    (settings / "apputils-extension" / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    port, token = _free_port(), "course-attention-lab-check"
+    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(base / "config"),
+           "JUPYTER_RUNTIME_DIR": str(base / "runtime"), "JUPYTER_DATA_DIR": str(base / "data")}
+    log = (base / "lab.log").open("w")
+    server = subprocess.Popen(
+        [str(LAB), "lab", "--no-browser", "--allow-root", f"--port={port}",
+         f"--ServerApp.token={token}", f"--ServerApp.root_dir={base / 'notebooks'}",
+         f"--LabApp.user_settings_dir={base / 'settings'}",
+         f"--LabApp.workspaces_dir={base / 'workspaces'}", "--expose-app-in-browser"],
+        stdout=log, stderr=subprocess.STDOUT, env=env,
+    )
+    deadline = time.time() + 90
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.5)
+    else:
+        server.kill()
+        pytest.fail(f"JupyterLab did not start: {(base / 'lab.log').read_text()[-2000:]}")
+    yield f"http://127.0.0.1:{port}", token
+    server.terminate()
+    server.wait(timeout=30)
+    log.close()
+    out = ROOT / "_build" / "lab-checks.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(RESULTS, indent=1, ensure_ascii=False))
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+def expected_glued_texts(doc: str) -> list[str]:
+    """The website page's glued texts, in order, but for the ones `timing` cells measured."""
+    from myst_nb.core.variables import format_plain_text
+
+    chapter = nbformat.read(ROOT / f"{doc}.ipynb", as_version=4)
+    timing = reader._timing_names(chapter)
+    glue = reader.load_glue(ROOT / "_build" / "jupyter_execute", doc)
+    texts = []
+    for cell in chapter.cells:
+        if cell.cell_type == "markdown":
+            for match in reader.ROLE_RE.finditer(cell.source):
+                if match.group("role") == "glue:text":
+                    body = match.group("body")
+                    key, spec = body.rsplit(":", 1) if ":" in body else (body, "s")
+                    if key not in timing:
+                        texts.append(format_plain_text(glue[key], spec))
+    return texts
+
+
+def _explorer_specs(doc: str) -> list[dict]:
+    built = nbformat.read(ROOT / "_build" / "jupyter_execute" / f"{doc}.ipynb", as_version=4)
+    return [o["data"][EXPLORER_MIME] for c in built.cells for o in c.get("outputs", [])
+            if EXPLORER_MIME in o.get("data", {})]
+
+
+RUN_ALL = """async () => {
+  const app = window.jupyterapp;
+  const panel = app.shell.currentWidget;
+  await panel.context.ready;
+  await panel.sessionContext.ready;
+  const ok = await app.commands.execute('notebook:run-all-cells');  // resolves when all ran
+  const cells = [...panel.content.model.cells];
+  const code = cells.filter(c => c.type === 'code');
+  return {
+    ok,
+    not_run: code.filter(c => c.executionCount === null).length,
+    errors: code.flatMap(c => c.outputs.toJSON())
+      .filter(o => o.output_type === 'error').map(o => o.ename + ': ' + o.evalue),
+  };
+}"""
+
+PLOT_STATE = """(root) => [...root.querySelectorAll('.js-plotly-plot')].map(gd =>
+  JSON.stringify((gd.data || []).map(t => [t.x, t.y, t.z, t.text, t.visible]))
+    + JSON.stringify(((gd.layout || {}).annotations || []).map(a => a.text))
+    + JSON.stringify((gd.layout || {}).title)).join('|') + '#' +
+  [...root.querySelectorAll('.widget-html, .widget-label, .widget-output pre, .widget-button')]
+    .map(e => e.textContent).join('|')"""
+
+
+def _drive(page, root, control) -> str:
+    """Move one control the way a reader would; return what kind of control it was."""
+    classes = control.get_attribute("class") or ""
+    if "widget-slider" in classes:
+        handle = control.query_selector(".noUi-handle, .ui-slider-handle")
+        handle.focus()
+        now, top = (handle.get_attribute(a) for a in ("aria-valuenow", "aria-valuemax"))
+        key = "ArrowLeft" if now is not None and top is not None and float(now) >= float(top) \
+            else "ArrowRight"  # a slider at its end moves back
+        page.keyboard.press(key)
+        page.keyboard.press(key)
+        return "slider"
+    if "widget-dropdown" in classes:
+        select = control.query_selector("select")
+        options = select.eval_on_selector_all("option", "os => os.map(o => o.value)")
+        current = select.input_value()
+        select.select_option(next(o for o in options if o != current))
+        return "dropdown"
+    if "widget-checkbox" in classes:
+        control.query_selector("input").click()
+        return "checkbox"
+    if "widget-toggle-buttons" in classes:
+        buttons = control.query_selector_all("button")
+        buttons[-1 if "mod-active" in (buttons[0].get_attribute("class") or "") else 0].click()
+        return "toggle-buttons"
+    if "widget-text" in classes or "widget-textarea" in classes:
+        box = control.query_selector("input, textarea")
+        value = box.input_value()
+        box.fill(value[:-1] if len(value) > 1 else value + "1")
+        box.press("Enter")
+        return "text"
+    control.click()
+    return "button"
+
+
+def _changed(page, root, before: str, timeout: int) -> bool:
+    try:
+        page.wait_for_function(f"([root, before]) => ({PLOT_STATE})(root) !== before",
+                               arg=[root, before], timeout=timeout, polling=200)
+    except Exception:  # noqa: BLE001 - playwright's TimeoutError: no redraw
+        return False
+    return True
+
+
+def _redraws(page, root, control, controls) -> str:
+    """Drive ``control``; if the figure stays, try again under each option of the explorer's
+    first menu (a control may act only under some presets, e.g. a sliding window's width)."""
+    before = root.evaluate(PLOT_STATE)
+    kind = _drive(page, root, control)
+    if _changed(page, root, before, 15_000):
+        return kind
+    menu = next((c for c in controls if "widget-dropdown" in (c.get_attribute("class") or "")
+                 and c != control), None)
+    if menu is not None:
+        select = menu.query_selector("select")
+        for option in select.eval_on_selector_all("option", "os => os.map(o => o.value)"):
+            select.select_option(option)
+            page.wait_for_timeout(500)
+            before = root.evaluate(PLOT_STATE)
+            _drive(page, root, control)
+            if _changed(page, root, before, 5_000):
+                return f"{kind} (under {option!r})"
+    return f"{kind}: no redraw"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
+def test_reader_notebook_runs_and_reads_like_the_website(path, lab, chromium):
+    url, token = lab
+    doc = f"chapters/{path.stem}"
+    page = chromium.new_page(viewport={"width": 1280, "height": 900})
+    started = time.perf_counter()
+    page.goto(f"{url}/lab/tree/{path.name}?reset&token={token}")  # a fresh workspace
+    page.wait_for_function(
+        "window.jupyterapp && document.querySelector('.jp-Notebook .jp-Cell')", timeout=120_000)
+    ran = page.evaluate(RUN_ALL)
+    panel = page.query_selector(".jp-NotebookPanel:not(.lm-mod-hidden)")  # this notebook
+    assert not ran["errors"], f"{path.name}: {ran['errors'][:3]}"
+    assert ran["ok"] and ran["not_run"] == 0, f"{path.name}: {ran}"
+    page.wait_for_timeout(1000)  # the last outputs render
+    seen = {"seconds": round(time.perf_counter() - started, 1)}
+    outputs = panel.eval_on_selector_all(".jp-OutputArea-output",
+                                         "es => es.map(e => e.textContent)")
+    errors = [o for o in outputs if "Traceback (most recent call last)" in o
+              or "Error displaying widget" in o]
+    assert not errors, f"{path.name}: {errors[0][-1500:]}"
+
+    markdown = "\n".join(panel.eval_on_selector_all(
+        ".jp-MarkdownCell .jp-RenderedMarkdown", "es => es.map(e => e.textContent)"))
+    raw = [m.group(0) for pattern in RAW for m in re.finditer(pattern, markdown)]
+    assert not raw, f"{path.name}: raw MyST on the page: {raw[:5]}"
+    expected = expected_glued_texts(doc)
+    normalised = markdown.replace("\u2212", "-")
+    missing = [t for t in expected if t not in markdown and t not in normalised]
+    assert not missing, f"{path.name}: glued values missing from the page: {missing[:5]}"
+    seen.update(raw_myst=len(raw), glued_values=len(expected))
+
+    specs = _explorer_specs(doc)
+    roots = panel.query_selector_all(".ca-explorer-live")  # every live explorer of the notebook
+    assert len(roots) >= len(specs), f"{path.name}: {len(specs)} explorers, {len(roots)} drawn"
+    seen["explorers"] = []
+    for spec, root in zip(specs, roots, strict=False):
+        controls = [c for c in root.query_selector_all(CONTROLS) if c.is_visible()]
+        website = [c for c in spec["controls"] if c.get("type") != "hidden"]
+        assert len(controls) >= len(website), (
+            f"{path.name} {spec['kind']}: {len(website)} controls on the website "
+            f"({[c.get('label') for c in website]}), {len(controls)} in JupyterLab")
+        redrew = [_redraws(page, root, control, controls) for control in controls[:8]]
+        seen["explorers"].append({"kind": spec["kind"], "controls": len(controls),
+                                  "website_controls": len(website), "driven": redrew})
+        assert all("no redraw" not in r for r in redrew), (
+            f"{path.name} {spec['kind']}: controls that did not redraw: {redrew}")
+    RESULTS[path.stem] = seen
+    page.close()

@@ -1,0 +1,228 @@
+"""The reader editions in notebooks/: complete, free of raw MyST, and never stale."""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from _notebooks import ROOT, notebooks, toc_files
+from course_attention import reader
+
+CHAPTERS = notebooks()
+IDS = [p.stem for p in CHAPTERS]
+READER = ROOT / "notebooks"
+
+
+def _index() -> reader.BookIndex:
+    index = reader.BookIndex(root=ROOT, site_url="https://example.org/book")
+    index.notebooks = {"chapters/01_a", "chapters/02_b"}
+    index.targets = {
+        "sec-a": reader.Target("chapters/01_a", "Why √d_k? The scale", "Why-√d_k?-The-scale"),
+        "sec-b": reader.Target("chapters/02_b", "Masks", "Masks"),
+        "glossary": reader.Target("chapters/appendix_glossary", "Glossary", "Glossary"),
+    }
+    index.exercises = {"ex-a-1": "Exercise 4 (★★☆ · ~10 min)"}
+    index.citations = {"vaswani": ("Vaswani et al.", "2017"), "ba": ("Ba et al.", "2016")}
+    index.citation_anchor = {"vaswani": "id6"}
+    return index
+
+
+def _convert(text: str, glue: dict | None = None, timing: set | None = None) -> str:
+    return reader.convert_markdown(text, "chapters/01_a", _index(), glue or {}, timing or set())
+
+
+def test_glue_is_formatted_as_on_the_website_and_timings_are_marked():
+    glue = {"x": "1109.4369632916132", "n": "3", "s": "'abc'", "t": "0.0123"}
+    text = _convert("{glue:text}`x:.1f`, {glue:text}`n`, {glue:text}`s`, {glue:text}`t:.3f`",
+                    glue, {"t"})
+    assert text.startswith("1109.4, 3, abc, ")
+    assert reader.TIMING_RE.search(text) and "0.012" in text
+    with pytest.raises(ValueError, match="no glued value 'y'"):
+        _convert("{glue:text}`y:.2f`")
+
+
+def test_references_citations_and_labels():
+    text = _convert(
+        "(sec-a)=\n## Why √d_k? The scale\n\nSee {ref}`sec-a`, {ref}`the masks <sec-b>` and "
+        "{ref}`glossary` {cite:p}`vaswani,ba`; {cite:t}`vaswani` says so."
+    )
+    assert "(sec-a)=" not in text and text.startswith("## Why")
+    assert "[Why √d_k? The scale](#Why-√d_k?-The-scale)" in text
+    assert "[the masks](02_b.ipynb#Masks)" in text
+    assert "[Glossary](https://example.org/book/chapters/appendix_glossary.html#glossary)" in text
+    assert "([Vaswani et al., 2017](https://example.org/book/chapters/references.html#id6); " \
+           "[Ba et al., 2016](https://example.org/book/chapters/references.html))" in text
+    assert "[Vaswani et al. (2017)](" in text
+    with pytest.raises(ValueError, match="unknown label"):
+        _convert("{ref}`nowhere`")
+
+
+def test_directives_become_what_jupyter_renders():
+    text = _convert(
+        ":::{exercise} ★★☆ · ~10 min\n:label: ex-a-1\n\nWrite $x^2$.\n:::\n\n"
+        ":::{admonition} What the builder shows\nA *note*.\n\nTwo lines.\n:::\n\n"
+        ":::{note}\nShort.\n:::\n\n:::{admonition} More\n:class: dropdown\nHidden.\n:::"
+    )
+    assert "### Exercise 4 (★★☆ · ~10 min)\n\nWrite $x^2$." in text
+    assert "> **What the builder shows**\n>\n> A *note*.\n>\n> Two lines." in text
+    assert "> **Note**\n>\n> Short." in text
+    assert "<details>\n<summary><b>More</b></summary>\n\nHidden.\n\n</details>" in text
+    assert reader.raw_myst(text) == []
+    with pytest.raises(ValueError, match="no reader-edition form"):
+        _convert(":::{unknown-thing}\nx\n:::")
+
+
+def test_a_solution_spanning_cells_is_collapsed():
+    state = reader._State()
+    index = _index()
+    first = reader.convert_markdown(
+        ":::{solution-start} ex-a-1\n:class: dropdown\n:::", "chapters/01_a", index, {}, set(),
+        state,
+    )
+    assert first.startswith("**Solution to Exercise 4") and state.solution
+    inside = reader.convert_markdown("Because.", "chapters/01_a", index, {}, set(), state)
+    assert inside.startswith("<details>") and "Because." in inside
+    last = reader.convert_markdown(
+        "So.\n\n:::{solution-end}\n:::\n\nAfter.", "chapters/01_a", index, {}, set(), state
+    )
+    assert last.startswith("<details>") and last.endswith("</details>\n\nAfter.")
+    assert state.solution is None
+
+
+def test_raw_myst_is_found_outside_code_only():
+    assert reader.raw_myst("a {glue:text}`x` b") and reader.raw_myst("(sec-x)=\n# T")
+    assert reader.raw_myst(":::{note}\nx\n:::") and reader.raw_myst("```{code-cell}\nx\n```")
+    assert reader.raw_myst("see {cite:p}`k`") and reader.raw_myst("{term}`Query`")
+    assert not reader.raw_myst("write `{glue:text}` like this") and not reader.raw_myst("$x$")
+
+
+def test_glue_statements_are_stripped_from_hidden_cells():
+    source = "assert x > 0\nca.glue(\n    a=1,\n    b=2,\n)\ny = 3\nca.glue('c', y)"
+    assert reader._strip_glue(source) == "assert x > 0\ny = 3"
+    assert reader._strip_glue("%pip install x") == "%pip install x"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=IDS)
+def test_reader_edition_exists_is_clean_and_complete(path):
+    reader_path = READER / path.name
+    assert reader_path.exists(), f"notebooks/{path.name} is missing: run `make notebooks`"
+    nb = nbformat.read(reader_path, as_version=4)
+    nbformat.validate(nb)
+    chapter = nbformat.read(path, as_version=4)
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            assert reader.raw_myst(cell.source) == [], f"cell {i} shows raw MyST"
+        else:
+            assert cell.outputs == [] and cell.execution_count is None, f"cell {i} has outputs"
+            if cell.metadata.get("jupyter", {}).get("source_hidden"):
+                assert cell.source.startswith("# @title "), f"collapsed cell {i} has no title"
+                assert cell.metadata.get("cellView") == "form"
+    # every line of code the chapter runs is in the reader edition, but for glue bookkeeping
+    reader_code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    for cell in chapter.cells:
+        if cell.cell_type == "code":
+            for line in reader._strip_glue(cell.source).splitlines():
+                titled = line.replace("# ", "# @title ", 1)  # a comment that became the title
+                assert line in reader_code or titled in reader_code, f"lost the line {line!r}"
+    first_code = next(c for c in nb.cells if c.cell_type == "code")
+    assert "course_attention" in first_code.source, "the setup cell comes first"
+
+
+def test_every_chapter_notebook_has_a_reader_edition_and_nothing_else_is_there():
+    names = {p.name for p in CHAPTERS}
+    assert {p.name for p in READER.glob("*.ipynb")} == names
+
+
+def _build_is_fresh() -> bool:
+    executed = ROOT / "_build" / "jupyter_execute" / "chapters"
+    if not executed.exists():
+        return False
+    newest = max(p.stat().st_mtime for p in [*CHAPTERS, *(ROOT / "src").rglob("*.py")])
+    return min(p.stat().st_mtime for p in executed.glob("*.ipynb")) > newest
+
+
+@pytest.fixture(scope="module")
+def regenerated(tmp_path_factory) -> Path:
+    """The reader editions written afresh from the build `make test` has just run."""
+    assert _build_is_fresh(), "the book's build is older than the chapters: run `make notebooks`"
+    out = tmp_path_factory.mktemp("notebooks")
+    reader.write_reader_notebooks(ROOT, out)
+    return out
+
+
+@pytest.mark.notebooks
+def test_reader_notebooks_are_not_stale(regenerated):
+    """Compare notebooks/ with a fresh generation, as nbdev's clean check does.
+
+    Glued values measured by `timing` cells differ between builds: they are masked."""
+    stale = [
+        p.name for p in CHAPTERS
+        if reader.comparable((regenerated / p.name).read_text(encoding="utf-8"))
+        != reader.comparable((READER / p.name).read_text(encoding="utf-8"))
+    ]
+    assert not stale, f"notebooks/ is stale for {stale}: run `make notebooks` and commit"
+
+
+def website_glued_values(doc: str) -> list[str]:
+    """The glued texts of a chapter's page on the built website (Sphinx's smart quotes undone)."""
+    page = (ROOT / "_build" / "html" / f"{doc}.html").read_text(encoding="utf-8")
+    texts = re.findall(r'<span class="pasted-text">([^<]*)</span>', page)
+    return [html.unescape(t).translate(SMART_QUOTES) for t in texts]
+
+
+SMART_QUOTES = str.maketrans("‘’“”", "''\"\"")
+
+
+@pytest.mark.notebooks
+@pytest.mark.parametrize("path", CHAPTERS, ids=IDS)
+def test_every_glued_value_of_the_website_is_in_the_reader_text(path, regenerated):
+    values = website_glued_values(f"chapters/{path.stem}")
+    text = "\n".join(
+        c.source for c in nbformat.read(regenerated / path.name, as_version=4).cells
+        if c.cell_type == "markdown"
+    )
+    missing = [v for v in values if v not in text]
+    assert values and not missing, f"{path.name}: glued values missing: {missing[:5]}"
+
+
+def test_toc_lists_every_reader_notebook_source():
+    assert all(f"chapters/{p.stem}" in toc_files() for p in READER.glob("*.ipynb"))
+
+
+def test_launch_buttons_and_download_open_the_reader_edition():
+    from course_attention import book
+
+    class App:
+        srcdir = str(ROOT)
+
+    context = {
+        "pathto": lambda name, resource=0: f"../{name}",
+        "header_buttons": [
+            {"buttons": [
+                {"url": "https://colab.research.google.com/github/o/r/blob/main/chapters/"
+                        "01_soft_lookup.ipynb"},
+                {"url": "https://mybinder.org/v2/gh/o/r/main?urlpath=lab/tree/chapters/"
+                        "01_soft_lookup.ipynb"},
+            ]},
+            {"buttons": [{"label": "download-source-button",
+                          "url": "../_sources/chapters/01_soft_lookup.ipynb"}]},
+        ],
+    }
+    book._reader_edition_buttons(App(), "chapters/01_soft_lookup", "page.html", context, None)
+    colab, binder = context["header_buttons"][0]["buttons"]
+    assert colab["url"].endswith("/blob/main/notebooks/01_soft_lookup.ipynb")
+    assert binder["url"].endswith("urlpath=lab/tree/notebooks/01_soft_lookup.ipynb")
+    download = context["header_buttons"][1]["buttons"][0]
+    assert download["url"] == "../_static/notebooks/01_soft_lookup.ipynb"
+
+
+def test_readme_and_make_lab_point_at_the_reader_notebooks():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "blob/main/notebooks/01_soft_lookup.ipynb" in readme
+    assert "lab/tree/notebooks" in readme
+    assert re.search(r"^lab:.*\n\t.*jupyter lab notebooks/", (ROOT / "Makefile").read_text(),
+                     re.MULTILINE)
