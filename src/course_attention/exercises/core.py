@@ -3,7 +3,7 @@
 Introduced in chapter 1. A checker never raises and never hangs, so a book that still holds the
 exercise stubs executes cleanly. For every test case it gives the learner's function and the
 reference their own copy of the inputs (an in-place answer cannot change what the reference or a
-later case sees), stops a function still running after :data:`TIME_LIMIT_S` seconds, and compares
+later case sees), stops a function still running after ``TIME_LIMIT_S`` seconds, and compares
 the results within a tolerance. It explains a missing ``return``, text, complex numbers, float32
 and a shape or dtype mismatch before a value mismatch, and — the point of checking — compares a
 wrong answer with a short catalogue of known mistakes (:class:`Mistake`). It names a mistake only
@@ -175,7 +175,7 @@ def _call_in_thread(fn: Callable[..., Any], args: tuple, limit: float) -> _Run:
 
 
 def _run_limited(fn: Callable[..., Any], args: tuple, limit: float | None = None) -> _Run:
-    """Call ``fn(*args)``; stop waiting after ``limit`` seconds (default :data:`TIME_LIMIT_S`)."""
+    """Call ``fn(*args)``; stop waiting after ``limit`` seconds (default ``TIME_LIMIT_S``)."""
     limit = TIME_LIMIT_S if limit is None else limit
     on_main = threading.current_thread() is threading.main_thread()
     if on_main and hasattr(signal, "setitimer") and hasattr(signal, "SIGALRM"):
@@ -468,7 +468,7 @@ def evaluate(exercise_id: str, fn: Callable[..., Any]) -> tuple[bool, str]:
     """Run ``fn`` on the exercise's cases; return ``(passed, message)``. Never raises.
 
     Each call of ``fn`` gets its own deep copy of the case's inputs and at most
-    :data:`TIME_LIMIT_S` seconds.
+    ``TIME_LIMIT_S`` seconds.
     """
     ex = EXERCISES.get(exercise_id)
     if ex is None:

@@ -76,7 +76,7 @@ class EncoderDecoderClaims:
     accuracy: dict[int, float]  #: reversal, trained lengths
     sort_accuracy: dict[int, float]  #: sorting, trained lengths
     unseen_accuracy: dict[int, float]  #: reversal, 1, 2, 9 and 10 digits
-    typical_length: dict[int, int]  #: reversal: most common answer length for those lengths
+    typical_length: dict[int, int]  #: the reversal model's most common answer length
     losses: np.ndarray  #: ``(steps,)`` reversal training loss
     before: Any  #: alignment of the untrained reversal model
     after: Any  #: alignment of the trained reversal model
@@ -85,7 +85,7 @@ class EncoderDecoderClaims:
     shift_reverse: Any  #: order shift of the reversal model
     shift_sort: Any  #: order shift of the sorting model
     sort_looks_at: list[list[str]]  #: for 27183 and 38172, the source token each row reads most
-    decode_top: list[int]  #: decoding 31415: the source position each step reads most
+    decode_top: list[int]  #: decoding 31415, the source position each step reads most
 
 
 def measure_encoder_decoders(reverse: Seq2SeqRun, sort: Seq2SeqRun) -> EncoderDecoderClaims:

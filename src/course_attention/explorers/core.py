@@ -300,8 +300,8 @@ class Explorer:
         to another), the saved outputs hide themselves instead: their script asks the kernel
         whether this explorer is alive (a callback registered under its ``uid``), which it is
         only in the session that displayed it; in a reopened notebook nothing answers and they
-        stay. Colab gets no plotly JSON (it draws HTML only: :func:`course_attention.viz.
-        colab_html`).
+        stay. Colab gets no plotly JSON: it draws HTML only
+        (:func:`course_attention.viz.colab_html`).
         """
         from .. import in_colab
 
