@@ -75,8 +75,9 @@ def _try_it(model: AttentionOnlyTransformer) -> dict[str, Any]:
 def analyse(run: InductionRun, control: InductionRun) -> dict[str, Any]:
     """Every number chapter 9 states about a trained model, as one flat dict.
 
-    Introduced in chapter 9. ``run``: the 2-layer model (:func:`train_induction`); ``control``:
-    the 1-layer one, trained alike. :func:`check_claims` asserts the chapter's claims on the
+    Introduced in chapter 9. ``run``: the 2-layer model
+    (:func:`course_attention.induction.train_induction`); ``control``: the 1-layer one, trained
+    alike. :func:`check_claims` asserts the chapter's claims on the
     result (merged with :func:`analyse_fixed`'s), for any seed.
     """
     m, e, c = run.model, run.eval_batch, run.model.config
