@@ -239,7 +239,8 @@ def test_figures_and_explorer_build():
     names = ("layer 0 · head 1: previous token", "layer 1 · head 0: induction")
     fig = viz.two_heads_figure(run.example[-1, 0, 1], run.example[-1, 1, 0], labels, names)
     titles = [a.text for a in fig.layout.annotations]
-    assert titles == ["layer 0 · head 1<br>previous token", "layer 1 · head 0<br>induction"]
+    assert titles == [viz.panel_title("layer 0 · head 1<br>previous token"),  # phone-wide lines
+                      viz.panel_title("layer 1 · head 0<br>induction")]
     assert fig.layout.xaxis.showticklabels and fig.layout.yaxis2.showticklabels
     assert list(fig.layout.xaxis.ticktext) == ["0", "8", "16", "24", "32", "40"]
     viz.head_scores_figure(run.previous[-1], run.induction[-1])

@@ -64,10 +64,9 @@ def test_recurrence_takes_one_step_per_token_and_rejects_bad_shapes():
         E.recurrence(X, np.zeros((2, 2)), W_x)
 
 
-def test_timing_counts_steps_and_is_fast():
-    start = time.perf_counter()
+def test_timing_counts_steps():
+    # how fast it is is benchmarks/execution.py's business: a wall-clock assert flakes under load
     timing = E.time_recurrence_and_attention()
-    assert time.perf_counter() - start < 1.0
     np.testing.assert_array_equal(timing.recurrence_steps, timing.seq)
     np.testing.assert_array_equal(timing.attention_steps, 1)
     for seconds in (timing.recurrence_seconds, timing.attention_loop_seconds):

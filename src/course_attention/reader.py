@@ -514,18 +514,29 @@ def reader_notebook(
 
 
 def _timing_names(nb: nbformat.NotebookNode) -> set[str]:
+    """The glued names whose values are wall-clock measurements: everything a `timing` cell
+    glues, and by convention every name ending in ``_seconds`` (e.g. ``train_seconds``)."""
     names: set[str] = set()
     for cell in nb.cells:
-        if cell.cell_type == "code" and "timing" in cell.metadata.get("tags", []):
-            try:
-                tree = ast.parse(cell.source)
-            except SyntaxError:
-                continue
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "glue":
-                    names.update(k.arg for k in node.keywords if k.arg)
-                    if node.args and isinstance(node.args[0], ast.Constant):
-                        names.add(str(node.args[0].value))
+        if cell.cell_type != "code":
+            continue
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:
+            continue
+        timing = "timing" in cell.metadata.get("tags", [])
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "glue":
+                glued = {k.arg for k in node.keywords if k.arg}
+                if node.args and isinstance(node.args[0], ast.Constant):
+                    glued.add(str(node.args[0].value))
+                names |= glued if timing else {n for n in glued if n.endswith("_seconds")}
+    for cell in nb.cells:  # names glued from a dict (glue(**claims)) are seen in the text
+        if cell.cell_type == "markdown":
+            for match in ROLE_RE.finditer(cell.source):
+                name = match.group("body").rsplit(":", 1)[0]
+                if name.endswith("_seconds"):
+                    names.add(name)
     return names
 
 
@@ -593,8 +604,13 @@ def write_reader_notebooks(root: Path, out_dir: Path | None = None) -> list[Path
 
 
 def comparable(text: str) -> str:
-    """A reader notebook's text with the build-dependent timings masked (staleness check)."""
-    return TIMING_RE.sub(TIMING_SPAN.format("…"), text)
+    """A reader notebook's cells with the build-dependent timings masked (staleness check)."""
+    nb = nbformat.reads(text, as_version=4)
+    return "\n\u241e\n".join(
+        f"{c.cell_type}|{json.dumps(c.metadata, sort_keys=True)}|"
+        + TIMING_RE.sub(TIMING_SPAN.format("…"), c.source)
+        for c in nb.cells
+    )
 
 
 if __name__ == "__main__":  # python -m course_attention.reader [ROOT]

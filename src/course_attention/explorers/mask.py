@@ -110,6 +110,8 @@ def figure(
     edited = int((mask != preset).sum())
     fig = viz.mask_figure(kind, n_real, tokens, mask=mask,
                           title=title(kind, n_real, len(tokens), window, edited))
+    # the words mask.js writes, on one line (viz wraps long titles; the page compares them)
+    fig.layout.title.text = title(kind, n_real, len(tokens), window, edited)
     if cell is not None:
         fig.update_layout(shapes=[_frame(*cell, ""), _frame(*cell, "2")])
     return fig

@@ -6,6 +6,8 @@ the Okabe–Ito palette for categories.
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -26,6 +28,9 @@ __all__ = [
     "show",
     "colab_html",
     "use_colab_renderer",
+    "wrap_title",
+    "panel_title",
+    "axis_title",
     "PALETTE",
     "WEIGHT_SCALE",
 ]
@@ -57,12 +62,68 @@ def _template() -> go.layout.Template:
 _TEMPLATE: go.layout.Template | None = None
 
 
+#: A title's size (px) and the characters of one of its lines that fit a 375 px phone screen
+#: (a 327 px figure); plotly does not wrap titles, so :func:`wrap_title` breaks longer ones.
+TITLE_SIZE = 16
+TITLE_CHARS = 34
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    lines: list[str] = []
+    for word in text.split(" "):
+        if lines and len(html.unescape(lines[-1] + " " + word)) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
+
+
+def wrap_title(title: str | None, width: int = TITLE_CHARS) -> str | None:
+    """``title`` with ``<br>`` between words so that no line is longer than ``width`` characters.
+
+    Each ``<br>``-separated line of plain text is wrapped on its own; a line with markup
+    (``<sup>`` …) is left as it is (it is the explorers' words: the live pages compare them).
+    """
+    if title is None:
+        return None
+    out: list[str] = []
+    for line in re.split(r"<br\s*/?>", title):
+        out.extend([line] if "<" in line else _wrap(line, width))
+    return "<br>".join(out)
+
+
+#: Characters of one line of a panel's title and of an axis title that fit a 375 px phone screen.
+PANEL_CHARS = 10
+AXIS_CHARS = 36
+
+
+def panel_title(text: str) -> str:
+    """A subplot's title broken into lines of at most :data:`PANEL_CHARS` characters (a panel of
+    a two-panel figure with a colour bar is about 80 px wide on a phone)."""
+    return wrap_title(text, PANEL_CHARS) or ""
+
+
+def axis_title(text: str) -> str:
+    """An axis title broken into lines of at most :data:`AXIS_CHARS` characters."""
+    return wrap_title(text, AXIS_CHARS) or ""
+
+
 def _layout(fig: go.Figure, title: str | None, height: int = 380, **kwargs: Any) -> go.Figure:
+    title = wrap_title(title)
+    lines = title.count("<br>") + 1 if title else 0
+    panels = [  # the panels' titles (make_subplots, _two_panels) sit just above the plot
+        str(a.text).count("<br>") + 1
+        for a in fig.layout.annotations
+        if a.yref == "paper" and a.yanchor == "bottom" and (a.y or 0) >= 1 and a.text
+    ]
+    # plotly puts a title's first line in the middle of the top margin, the others below it:
+    # each line of the title or of the panels' titles widens the margin
+    top = (40 + 20 * lines if title else 30) + 30 * max(panels, default=0)
     fig.update_layout(
-        title=title,
+        title=dict(text=title, font=dict(size=TITLE_SIZE)) if title else None,
         template=_template(),
         height=height,
-        margin=dict(l=60, r=20, t=60 if title else 30, b=50),
+        margin=dict(l=60, r=20, t=top, b=50),
         font=dict(size=13),
         **kwargs,
     )

@@ -20,6 +20,7 @@ from .core import (
     _layout,
     _rounded,
     _two_panels,
+    axis_title,
     heatmap_trace,
     mask_trace,
     slider_figure,
@@ -250,7 +251,8 @@ def accuracy_by_length_figure(
             hovertemplate="%{x} digits<br>accuracy %{y:.3f}<extra></extra>",
         )
     )
-    fig.update_xaxes(title="digits in the string (blue: trained on; orange: never seen)")
+    seen = "digits in the string (blue: trained on; orange: never seen)"
+    fig.update_xaxes(title=axis_title(seen))
     fig.update_yaxes(title="exact-sequence accuracy", range=[0, 1.15])
     return _layout(fig, title, height=340)
 

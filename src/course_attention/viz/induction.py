@@ -13,7 +13,16 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
-from .core import PALETTE, _layout, _rounded, curve, heatmap_trace, slider_figure
+from .core import (
+    PALETTE,
+    _layout,
+    _rounded,
+    axis_title,
+    curve,
+    heatmap_trace,
+    panel_title,
+    slider_figure,
+)
 from .core import _two_panels as _panels
 
 __all__ = [
@@ -70,6 +79,7 @@ def phase_change_figure(
         line_dash="dash",
         line_color="grey",
         annotation_text=f"chance ln(vocab) = {chance:.2f}",
+        annotation_position="bottom right",  # below the line: clear of the window's label
     )
     if window is not None:
         fig.add_vrect(
@@ -111,9 +121,9 @@ def distance_figure(
             y=reference,
             line_dash="dash",
             line_color="grey",
-            annotation_text=f"guessing among tokens seen: {reference:.2f}",
+            annotation_text=f"guessing among<br>tokens seen: {reference:.2f}",
         )
-    fig.update_xaxes(title="copy distance (second copy start − first copy start)")
+    fig.update_xaxes(title=axis_title("copy distance (second copy start − first copy start)"))
     fig.update_yaxes(title="loss on repeated tokens (nats)", rangemode="tozero")
     return _layout(fig, title, height=340)
 
@@ -133,8 +143,9 @@ def _two_panels(fig: go.Figure, names: tuple[str, str], labels: Sequence[str]) -
     """Side by side, each panel titled on two lines (``": "`` breaks the line, so the two
     titles do not run into each other), with position ticks every few rows and columns (the
     labels are ``"position:token"``; hover shows them whole)."""
-    short = tuple(n.replace(": ", "<br>") for n in names)
+    short = tuple(panel_title(n.replace(": ", "<br>")) for n in names)
     fig = _panels(fig, short, "key position", "query position", ticklabels=True)
+    fig.update_annotations(font_size=11)  # a panel is about 80 px wide on a phone
     step = max(1, len(labels) // 6)
     ticks = dict(
         tickmode="array",
@@ -142,7 +153,8 @@ def _two_panels(fig: go.Figure, names: tuple[str, str], labels: Sequence[str]) -
         ticktext=[label.split(":")[0] for label in labels[::step]],
         tickangle=0,
     )
-    top = 110 if fig.layout.title.text else 70  # room for the two-line panel titles
+    lines = max(str(a.text).count("<br>") + 1 for a in fig.layout.annotations)
+    top = (70 if fig.layout.title.text else 20) + 16 * lines  # room for the panel titles
     fig.update_layout(xaxis=ticks, yaxis=ticks, xaxis2=ticks, yaxis2=ticks, margin=dict(t=top))
     return fig
 
@@ -315,6 +327,6 @@ def ablation_figure(
     fig.add_hline(
         y=chance, line_dash="dot", line_color="grey", annotation_text=f"chance: {chance:.2f}"
     )
-    fig.update_xaxes(title="head switched off (green: layer 0, blue: layer 1)")
+    fig.update_xaxes(title=axis_title("head switched off (green: layer 0, blue: layer 1)"))
     fig.update_yaxes(title="loss on repeated tokens (nats)", range=[0, 1.15 * max(chance, a.max())])
     return _layout(fig, title, height=360)

@@ -16,6 +16,7 @@ from .core import (
     _rounded,
     heatmap_trace,
     mask_trace,
+    panel_title,
     slider_figure,
     unique_labels,
 )
@@ -96,7 +97,7 @@ def _two_panels(fig: go.Figure) -> go.Figure:
         xaxis2=dict(domain=[0.54, 1.0], title="key", anchor="y2"),
         yaxis2=dict(autorange="reversed", anchor="x2", showticklabels=False),
         annotations=[
-            dict(text="mask (green = may attend)", x=0.23, y=1.0, **_PANEL_TITLE),
+            dict(text=panel_title("mask (green = may attend)"), x=0.23, y=1.0, **_PANEL_TITLE),
             dict(text="weights", x=0.77, y=1.0, **_PANEL_TITLE),
         ],
     )

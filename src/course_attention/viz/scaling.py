@@ -14,6 +14,7 @@ from .core import (
     PALETTE,
     _layout,
     curve,
+    panel_title,
     weight_bars,
 )
 
@@ -30,9 +31,12 @@ _RUN_COLORS: tuple[str, ...] = (PALETTE[5], PALETTE[0], PALETTE[2], PALETTE[3])
 
 
 def _dk_axis(fig: go.Figure, d_ks: Sequence[float]) -> None:
-    """A logarithmic x axis with one tick per measured width ``d_k``."""
+    """A logarithmic x axis with one tick per measured width ``d_k``, at most four labelled
+    (eleven labels run together in a half-width panel on a 375 px phone screen)."""
     ticks = [float(d) for d in d_ks]
-    fig.update_xaxes(type="log", title="d_k", tickvals=ticks, ticktext=[f"{d:g}" for d in ticks])
+    step = -(-len(ticks) // 4)
+    text = [f"{d:g}" if i % step == 0 else "" for i, d in enumerate(ticks)]
+    fig.update_xaxes(type="log", title="d_k", tickvals=ticks, ticktext=text)
 
 
 def _check_runs(runs: Mapping[str, Any]) -> list[tuple[str, Any]]:
@@ -87,7 +91,12 @@ def saturation_figure(runs: Mapping[str, Any], title: str | None = None) -> go.F
     from plotly.subplots import make_subplots
 
     items = _check_runs(runs)
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("largest weight", "entropy (nats)"))
+    fig = make_subplots(
+        rows=1,
+        cols=2,
+        subplot_titles=(panel_title("largest weight"), panel_title("entropy (nats)")),
+    )
+    fig.update_annotations(font_size=13)  # the panels' titles: two short lines each
     for (name, stats), color in zip(items, _RUN_COLORS, strict=False):
         x = np.asarray(stats.d_k, dtype=float).tolist()
         for col, y in ((1, stats.max_weight), (2, stats.entropy)):

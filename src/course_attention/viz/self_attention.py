@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
-from .core import PALETTE, _bars, _layout, _rounded, curve, unique_labels
+from .core import PALETTE, _bars, _layout, _rounded, curve, panel_title, unique_labels
 
 __all__ = [
     "query_row_figure",
@@ -91,8 +91,11 @@ def recurrence_figure(timing: Any, title: str | None = None) -> go.Figure:
     from plotly.subplots import make_subplots
 
     fig = make_subplots(
-        rows=1, cols=2, subplot_titles=("dependent steps", "wall time (milliseconds)")
+        rows=1,
+        cols=2,
+        subplot_titles=(panel_title("dependent steps"), panel_title("wall time (milliseconds)")),
     )
+    fig.update_annotations(font_size=13)  # the panels' titles: two short lines each
     seq = np.asarray(timing.seq, dtype=float).tolist()
     curves = {  # name: (dependent steps or None, seconds, colour)
         "recurrent layer": (timing.recurrence_steps, timing.recurrence_seconds, PALETTE[5]),

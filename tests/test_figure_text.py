@@ -1,0 +1,305 @@
+"""Browser check of the built site: every figure draws its text legibly and draws what it holds.
+
+For every chapter page, at 375 px (a phone) and 1280 px, every plotly figure — static figures and
+the live explorers' figures in the state the page first shows — is measured in Chromium:
+
+(a) no two drawn texts overlap (titles, axis titles, tick labels, annotations, legend entries,
+    colour-bar titles and ticks, slider and menu labels, numbers drawn in cells);
+(b) every drawn text lies inside the figure's box (nothing is cut);
+(c) the title, axis titles and annotations drawn equal the text the figure holds, with HTML tags
+    stripped and entities decoded (a held ``&quot;`` is drawn ``"``, never ``&quot;``).
+
+Texts are compared as the rectangles their ink occupies on screen (the line box less what the
+font leaves empty above and below the glyphs; rotated tick labels as rotated rectangles), with a
+1 px tolerance. Known defects are named in ``EXCEPTIONS``, each with its reason. Needs
+``_build/html`` (``make strict-build``) and Debian's chromium; about a minute for the site.
+"""
+
+from __future__ import annotations
+
+import html as html_lib
+import re
+
+import pytest
+
+from _site import SITE, browser, pages, serve
+
+pytestmark = pytest.mark.browser
+
+WIDTHS = (375, 1280)
+#: Overlap and cut tolerance, in CSS pixels.
+TOLERANCE = 1.0
+_WORDS = ("cell text",)  # chapter 1's word labels, drawn beside the tips of their vectors
+_WORDS_WHY = (
+    "ch.1: the labels of nearby word vectors (table/furniture/chair, apple/cherry/query, "
+    "car/vehicle) are placed top/bottom centre and run into each other; needs a placement "
+    "rule in viz.lookup._arrow_traces"
+)
+#: Known defects not fixed yet, each named: (page stem, figure index on the page, width) ->
+#: (texts it may excuse: each problem excused contains one of these strings, why). Only the
+#: problems that contain one of the strings are excused; an entry that excuses nothing fails
+#: the test (remove it once fixed).
+EXCEPTIONS: dict[tuple[str, int, int], tuple[tuple[str, ...], str]] = {
+    ("01_soft_lookup", 0, 375): (_WORDS, _WORDS_WHY),
+    ("01_soft_lookup", 0, 1280): (_WORDS, _WORDS_WHY),
+    ("01_soft_lookup", 1, 375): (_WORDS + ("'soft look-up'",), _WORDS_WHY + "; and the third "
+                                 "panel's tick 'soft look-up' touches the second's 'chair'"),
+    ("01_soft_lookup", 2, 375): (_WORDS + ("'soft look-up'",), _WORDS_WHY + "; and the third "
+                                 "panel's tick 'soft look-up' touches the second's 'chair'"),
+    ("01_soft_lookup", 2, 1280): (_WORDS, _WORDS_WHY),
+    ("01_soft_lookup", 3, 375): (_WORDS + ("'soft look-up'",), _WORDS_WHY + " (the explorer's "
+                                 "first state); and 'soft look-up' touches 'chair'"),
+    ("01_soft_lookup", 3, 1280): (_WORDS, _WORDS_WHY + " (the explorer's first state)"),
+    ("04_masking", 4, 375): (("annotation 'mask",), (
+        "ch.4 mask explorer on a phone: mask.js stacks the panels with a fixed 95 px top margin, "
+        "too little for its two-line title above the left panel's title (four lines since "
+        "viz.panel_title); mask.js's narrowLayout should widen the margin or use one line")),
+    ("07_encoder_decoder", 0, 375): (("annotation",), (
+        "ch.7 architecture masks: five panels side by side leave about 40 px a panel on a phone; "
+        "no wording of 'BERT: self (bidirectional)' … fits; needs another layout (two rows)")),
+    ("07_encoder_decoder", 4, 375): (("cell text",), (
+        "ch.7 decoding figure: six numbers '0.00' in a 110 px panel run together; the live "
+        "explorer (decoding.js) rewrites z only, so showing fewer numbers needs a JS change")),
+    ("07_encoder_decoder", 5, 375): (("cell text",), (
+        "ch.7 decoding explorer's first state: as figure 4")),
+    ("09_induction_heads", 1, 375): (("guessing among", "axis title x"), (
+        "ch.9 loss by copy distance: the legend's long names take half the width on a phone, "
+        "so the reference line's label and the x axis title do not fit the plot; needs the "
+        "legend above or below the plot")),
+}
+
+# JavaScript run in the page: every drawn text of every figure, as the four corners of its
+# rectangle on screen, with the element it belongs to; and the texts the figure holds.
+TEXTS_JS = r"""() => {
+  const KINDS = [
+    ['.gtitle', 'title'], ['.g-gtitle text', 'title'],
+    ['.annotation-text', 'annotation'],
+    ['.legendtext', 'legend'], ['.legendtitletext', 'legend title'],
+    ['.cbtitle text', 'colour-bar title'], ['.cbaxis text', 'colour-bar tick'],
+    ['.slider-label', 'slider label'], ['.slider-group text', 'slider'],
+    ['.updatemenu-item-text', 'menu'], ['.updatemenu-button text', 'menu'],
+    ['.textpoint text', 'cell text'], ['text.textpoint', 'cell text'],
+    ['.heatmap-label text', 'cell text'], ['text.heatmap-label', 'cell text'],
+  ];
+  const visible = el => {
+    for (let e = el; e && e.tagName !== 'svg'; e = e.parentElement) {
+      const s = getComputedStyle(e);
+      if (s.display === 'none' || s.visibility === 'hidden' || +s.opacity === 0) return false;
+    }
+    return true;
+  };
+  const ctx = document.createElement('canvas').getContext('2d');
+  const kindOf = el => {
+    const g = el.closest('g');
+    for (const [sel, kind] of KINDS) if (el.matches(sel)) return kind;
+    const axis = el.closest('[class*="tick"]');
+    if (axis) {
+      const cls = axis.getAttribute('class');
+      const m = cls.match(/\b([xy]\d*)tick\b/);
+      if (m) return 'tick ' + m[1];
+    }
+    const t = el.getAttribute('class') || '';
+    const m = t.match(/\b([xy]\d*)title\b/);
+    if (m) return 'axis title ' + m[1];
+    return 'text ' + t + ' in ' + (g && g.getAttribute('class'));
+  };
+  return Array.from(document.querySelectorAll('.js-plotly-plot')).map((gd, f) => {
+    const box = gd.getBoundingClientRect();
+    const texts = [];
+    gd.querySelectorAll('svg text').forEach(el => {
+      if (el.closest('.hoverlayer') || !el.textContent.trim() || !visible(el)) return;
+      const b0 = el.getBBox();
+      if (b0.width === 0 || b0.height === 0) return;
+      // the box of the ink, not of the font's line: trim what the glyphs leave empty
+      const s = getComputedStyle(el);
+      ctx.font = `${s.fontStyle} ${s.fontWeight} ${s.fontSize} ${s.fontFamily}`;
+      const mt = ctx.measureText(el.textContent);
+      const top = Math.max(0, mt.fontBoundingBoxAscent - mt.actualBoundingBoxAscent);
+      const bottom = Math.max(0, mt.fontBoundingBoxDescent - mt.actualBoundingBoxDescent);
+      const b = {x: b0.x, y: b0.y + top, width: b0.width,
+                 height: Math.max(1, b0.height - top - bottom)};
+      const m = el.getScreenCTM();
+      const corners = [[b.x, b.y], [b.x + b.width, b.y], [b.x + b.width, b.y + b.height],
+                       [b.x, b.y + b.height]].map(([x, y]) => {
+        const p = new DOMPoint(x, y).matrixTransform(m);
+        return [p.x, p.y];
+      });
+      texts.push({kind: kindOf(el), text: el.textContent, corners});
+    });
+    const fl = gd._fullLayout || {}, lay = gd.layout || {};
+    const textOf = t => (t && typeof t === 'object' ? t.text : t);
+    const held = [];
+    const title = textOf(lay.title);
+    if (title) {
+      const el = gd.querySelector('.gtitle');
+      held.push({what: 'title', held: title, drawn: el ? el.textContent : null});
+    }
+    (lay.annotations || []).forEach((a, i) => {
+      if (a.visible === false || !a.text) return;
+      const el = gd.querySelector(`.annotation[data-index="${i}"] .annotation-text`);
+      held.push({what: 'annotation ' + i, held: a.text, drawn: el ? el.textContent : null});
+    });
+    Object.keys(lay).filter(k => /^[xy]axis\d*$/.test(k) && fl[k]).forEach(k => {
+      const ax = fl[k];
+      const t = ax.visible !== false && textOf(lay[k].title);
+      if (!t) return;
+      const el = gd.querySelector(`.g-${ax._id}title text, text.${ax._id}title`);
+      held.push({what: 'axis title ' + k, held: t, drawn: el ? el.textContent : null});
+    });
+    const explorer = !!gd.closest('.ca-explorer');
+    return {index: f, id: gd.id, explorer, box: [box.left, box.top, box.right, box.bottom],
+            texts, held};
+  });
+}"""
+
+
+def _axes(corners):
+    out = []
+    for i in range(4):
+        (x0, y0), (x1, y1) = corners[i], corners[(i + 1) % 4]
+        out.append((y0 - y1, x1 - x0))
+    return out
+
+
+def _overlap(a, b, tol=TOLERANCE):
+    """How far the rotated rectangles ``a`` and ``b`` overlap (px); <= tol means apart."""
+    depth = float("inf")
+    for ax, ay in _axes(a) + _axes(b):
+        norm = (ax * ax + ay * ay) ** 0.5
+        if norm == 0:
+            continue
+        pa = [(x * ax + y * ay) / norm for x, y in a]
+        pb = [(x * ax + y * ay) / norm for x, y in b]
+        depth = min(depth, min(max(pa), max(pb)) - max(min(pa), min(pb)))
+        if depth <= tol:
+            return depth
+    return depth
+
+
+_TAG = re.compile(r"<br\s*/?>", re.I)
+
+
+def _plain(text: str) -> str:
+    """What plotly should draw for ``text``: tags stripped, entities decoded, no whitespace."""
+    text = _TAG.sub(" ", text).replace("\u200b", "")
+    text = re.sub(r"<[^>]+>", "", text)
+    return re.sub(r"\s+", "", html_lib.unescape(text))
+
+
+def _drawn(text: str) -> str:
+    """The drawn text as it reads: no whitespace, no zero-width spaces (never unescaped)."""
+    return re.sub(r"\s+", "", text.replace("\u200b", ""))
+
+
+def problems(figure: dict) -> list[str]:
+    """Every overlap, cut and wrong text of one figure (as measured by ``TEXTS_JS``)."""
+    found = []
+    texts = figure["texts"]
+    left, top, right, bottom = figure["box"]
+    for t in texts:
+        xs = [x for x, _ in t["corners"]]
+        ys = [y for _, y in t["corners"]]
+        cut = max(left - min(xs), top - min(ys), max(xs) - right, max(ys) - bottom)
+        if cut > TOLERANCE:
+            found.append(f"cut by {cut:.0f} px: {t['kind']} {t['text']!r}")
+    for i, a in enumerate(texts):
+        for b in texts[i + 1:]:
+            depth = _overlap(a["corners"], b["corners"])
+            if depth > TOLERANCE:
+                found.append(
+                    f"overlap {depth:.0f} px: {a['kind']} {a['text']!r} / {b['kind']} {b['text']!r}"
+                )
+    for h in figure["held"]:
+        if h["drawn"] is None:
+            found.append(f"not drawn: {h['what']} {h['held']!r}")
+        elif _drawn(h["drawn"]) != _plain(h["held"]):
+            found.append(f"drawn {h['drawn']!r} but holds {h['held']!r} ({h['what']})")
+    return found
+
+
+@pytest.fixture(scope="module")
+def site():
+    assert (SITE / "index.html").exists(), "build the book first: make strict-build"
+    with serve() as base, browser() as chromium:
+        yield base, chromium
+
+
+def measure(chromium, url: str, width: int, expected: int) -> list[dict]:
+    page = chromium.new_page(viewport={"width": width, "height": 900})
+    try:
+        page.goto(url, wait_until="load")
+        page.wait_for_load_state("networkidle")
+        page.wait_for_function(
+            "n => { const g = Array.from(document.querySelectorAll('.plotly-graph-div'));"
+            " return g.length >= n"
+            " && g.every(gd => gd._fullLayout && gd.querySelector('.main-svg')); }",
+            arg=expected,
+            timeout=10000,
+        )
+        page.evaluate("() => document.fonts.ready")
+        page.evaluate("() => new Promise(r => requestAnimationFrame(() => setTimeout(r, 50)))")
+        return page.evaluate(TEXTS_JS)
+    finally:
+        page.close()
+
+
+CHAPTERS = [p for p in pages() if p.startswith("chapters/")]
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("path", CHAPTERS)
+def test_every_figure_draws_its_text_apart_inside_and_as_held(site, path, width):
+    base, chromium = site
+    expected = (SITE / path).read_text().count('class="plotly-graph-div"')
+    if not expected:
+        return  # a page without figures (the appendices)
+    figures = measure(chromium, base + path, width, expected)
+    assert len(figures) == expected
+    stem = path.removeprefix("chapters/").removesuffix(".html")
+    report, unused = [], []
+    for fig in figures:
+        allowed, why = EXCEPTIONS.get((stem, fig["index"], width), ((), ""))
+        found = problems(fig)
+        kept = [p for p in found if not any(a in p for a in allowed)]
+        if allowed and len(kept) == len(found):
+            unused.append(f"{stem}, figure {fig['index']}, {width} px: {why}")
+        report += [f"{path} @ {width} px, figure {fig['index']} ({fig['id']}"
+                   f"{', explorer' if fig['explorer'] else ''}): {p}" for p in kept]
+    assert not report, "\n".join(report)
+    assert not unused, "these exceptions excuse nothing now, remove them:\n" + "\n".join(unused)
+
+
+def _box(x0, y0, x1, y1):
+    return [[x0, y0], [x1, y0], [x1, y1], [x0, y1]]
+
+
+def test_the_checks_catch_overlap_cut_and_undecoded_text():
+    def text(kind, words, corners):
+        return {"kind": kind, "text": words, "corners": corners}
+
+    fig = {
+        "box": [0, 0, 300, 200],
+        "texts": [
+            text("tick x", "0.00", _box(10, 150, 40, 160)),
+            text("tick x", "0.04", _box(35, 150, 65, 160)),  # runs into the first
+            text("title", "a long title", _box(200, 5, 320, 20)),  # past the right edge
+            text("tick y", "1", _box(0, 100, 8, 110)),
+            text("tick y", "2", _box(0, 89, 8, 100.5)),  # 0.5 px: within the tolerance
+        ],
+        "held": [
+            {"what": "title", "held": "ch.8 &quot;the&quot;<br><b>cat</b>",
+             "drawn": "ch.8 &quot;the&quot;cat"},
+            {"what": "annotation 0", "held": "a &amp; b", "drawn": "a & b"},
+            {"what": "annotation 1", "held": "gone", "drawn": None},
+        ],
+    }
+    found = problems(fig)
+    assert any(p.startswith("overlap") and "'0.00'" in p and "'0.04'" in p for p in found)
+    assert any(p.startswith("cut by 20 px") for p in found)
+    assert any("&quot;" in p and "(title)" in p for p in found)
+    assert any(p.startswith("not drawn: annotation 1") for p in found)
+    assert len(found) == 4, found  # the 0.5 px touch and the decoded "&" pass
+    # rotated rectangles that do not touch, though their upright boxes would
+    a = [[0, 10], [10, 0], [12, 2], [2, 12]]
+    b = [[8, 14], [18, 4], [20, 6], [10, 16]]
+    assert _overlap(a, b) <= TOLERANCE
