@@ -98,13 +98,13 @@ AXIS_CHARS = 36
 
 
 def panel_title(text: str) -> str:
-    """A subplot's title broken into lines of at most :data:`PANEL_CHARS` characters (a panel of
+    """A subplot's title broken into lines of at most ``PANEL_CHARS`` characters (a panel of
     a two-panel figure with a colour bar is about 80 px wide on a phone)."""
     return wrap_title(text, PANEL_CHARS) or ""
 
 
 def axis_title(text: str) -> str:
-    """An axis title broken into lines of at most :data:`AXIS_CHARS` characters."""
+    """An axis title broken into lines of at most ``AXIS_CHARS`` characters."""
     return wrap_title(text, AXIS_CHARS) or ""
 
 
