@@ -77,3 +77,16 @@ FIGURES_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).m
     sliders: ((gd.layout || {}).sliders || []).length,
     data: JSON.stringify(gd.data),
 }))"""
+
+
+#: Every plotly figure of the page is drawn (plotly has laid it out and made its SVG).
+FIGURES_DRAWN_JS = (
+    "n => { const g = Array.from(document.querySelectorAll('.plotly-graph-div'));"
+    " return g.length >= n"
+    " && g.every(gd => gd._fullLayout && gd.querySelector('.main-svg')); }"
+)
+
+
+def wait_for_figures(page: object, expected: int, timeout: int = 10000) -> None:
+    """Wait until ``expected`` plotly figures are drawn on ``page`` (a playwright page)."""
+    page.wait_for_function(FIGURES_DRAWN_JS, arg=expected, timeout=timeout)

@@ -22,7 +22,7 @@ import re
 
 import pytest
 
-from _site import SITE, browser, pages, serve
+from _site import SITE, browser, pages, serve, wait_for_figures
 
 pytestmark = pytest.mark.browser
 
@@ -229,13 +229,7 @@ def measure(chromium, url: str, width: int, expected: int) -> list[dict]:
     try:
         page.goto(url, wait_until="load")
         page.wait_for_load_state("networkidle")
-        page.wait_for_function(
-            "n => { const g = Array.from(document.querySelectorAll('.plotly-graph-div'));"
-            " return g.length >= n"
-            " && g.every(gd => gd._fullLayout && gd.querySelector('.main-svg')); }",
-            arg=expected,
-            timeout=10000,
-        )
+        wait_for_figures(page, expected)
         page.evaluate("() => document.fonts.ready")
         page.evaluate("() => new Promise(r => requestAnimationFrame(() => setTimeout(r, 50)))")
         return page.evaluate(TEXTS_JS)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from _site import FIGURES_JS, KNOWN_CONSOLE_ERRORS, SITE, browser, pages, serve
+from _site import FIGURES_JS, KNOWN_CONSOLE_ERRORS, SITE, browser, pages, serve, wait_for_figures
 
 pytestmark = pytest.mark.browser
 
@@ -56,13 +56,7 @@ def test_page_draws_its_figures_and_sliders_change_data(site, path):
     page, outside, errors = _open(site, path)
     html = (SITE / path).read_text()
     expected = html.count('class="plotly-graph-div"')
-    page.wait_for_function(
-        "n => { const g = Array.from(document.querySelectorAll('.plotly-graph-div'));"
-        " return g.length >= n"
-        " && g.every(gd => gd._fullLayout && gd.querySelector('.main-svg')); }",
-        arg=expected,
-        timeout=10000,
-    )
+    wait_for_figures(page, expected)
     labels = page.eval_on_selector_all(
         "figure.plotly-figure", "els => els.map(e => e.getAttribute('aria-label'))"
     )
