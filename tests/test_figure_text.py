@@ -29,44 +29,11 @@ pytestmark = pytest.mark.browser
 WIDTHS = (375, 1280)
 #: Overlap and cut tolerance, in CSS pixels.
 TOLERANCE = 1.0
-_WORDS = ("cell text",)  # chapter 1's word labels, drawn beside the tips of their vectors
-_WORDS_WHY = (
-    "ch.1: the labels of nearby word vectors (table/furniture/chair, apple/cherry/query, "
-    "car/vehicle) are placed top/bottom centre and run into each other; needs a placement "
-    "rule in viz.lookup._arrow_traces"
-)
 #: Known defects not fixed yet, each named: (page stem, figure index on the page, width) ->
 #: (texts it may excuse: each problem excused contains one of these strings, why). Only the
 #: problems that contain one of the strings are excused; an entry that excuses nothing fails
-#: the test (remove it once fixed).
-EXCEPTIONS: dict[tuple[str, int, int], tuple[tuple[str, ...], str]] = {
-    ("01_soft_lookup", 0, 375): (_WORDS, _WORDS_WHY),
-    ("01_soft_lookup", 0, 1280): (_WORDS, _WORDS_WHY),
-    ("01_soft_lookup", 1, 375): (_WORDS + ("'soft look-up'",), _WORDS_WHY + "; and the third "
-                                 "panel's tick 'soft look-up' touches the second's 'chair'"),
-    ("01_soft_lookup", 2, 375): (_WORDS + ("'soft look-up'",), _WORDS_WHY + "; and the third "
-                                 "panel's tick 'soft look-up' touches the second's 'chair'"),
-    ("01_soft_lookup", 2, 1280): (_WORDS, _WORDS_WHY),
-    ("01_soft_lookup", 3, 375): (_WORDS + ("'soft look-up'",), _WORDS_WHY + " (the explorer's "
-                                 "first state); and 'soft look-up' touches 'chair'"),
-    ("01_soft_lookup", 3, 1280): (_WORDS, _WORDS_WHY + " (the explorer's first state)"),
-    ("04_masking", 4, 375): (("annotation 'mask",), (
-        "ch.4 mask explorer on a phone: mask.js stacks the panels with a fixed 95 px top margin, "
-        "too little for its two-line title above the left panel's title (four lines since "
-        "viz.panel_title); mask.js's narrowLayout should widen the margin or use one line")),
-    ("07_encoder_decoder", 0, 375): (("annotation",), (
-        "ch.7 architecture masks: five panels side by side leave about 40 px a panel on a phone; "
-        "no wording of 'BERT: self (bidirectional)' … fits; needs another layout (two rows)")),
-    ("07_encoder_decoder", 4, 375): (("cell text",), (
-        "ch.7 decoding figure: six numbers '0.00' in a 110 px panel run together; the live "
-        "explorer (decoding.js) rewrites z only, so showing fewer numbers needs a JS change")),
-    ("07_encoder_decoder", 5, 375): (("cell text",), (
-        "ch.7 decoding explorer's first state: as figure 4")),
-    ("09_induction_heads", 1, 375): (("guessing among", "axis title x"), (
-        "ch.9 loss by copy distance: the legend's long names take half the width on a phone, "
-        "so the reference line's label and the x axis title do not fit the plot; needs the "
-        "legend above or below the plot")),
-}
+#: the test (remove it once fixed). Empty: every figure draws its text apart and inside.
+EXCEPTIONS: dict[tuple[str, int, int], tuple[tuple[str, ...], str]] = {}
 
 # JavaScript run in the page: every drawn text of every figure, as the four corners of its
 # rectangle on screen, with the element it belongs to; and the texts the figure holds.

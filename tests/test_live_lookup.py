@@ -15,7 +15,8 @@ pytestmark = pytest.mark.browser
 
 def check(page, i, root=None) -> int:
     """Drive explorer ``i`` (kind ``lookup``) over a grid of queries and temperatures; assert
-    the plotted weights and value equal numpy_ref's to 1e-12. Returns the values compared."""
+    the plotted weights and value equal numpy_ref's to 1e-12, and the query's label sits where
+    the Python figure puts it. Returns the values compared."""
     keys = list(viz.LOOKUP_KEYS)
     K = toy.word_matrix(keys)  # (3, 2)
     values = np.array([toy.FRUIT_DICT[k] for k in keys])
@@ -28,6 +29,8 @@ def check(page, i, root=None) -> int:
         np.testing.assert_allclose(data[4]["y"], weights, rtol=0, atol=1e-12)
         np.testing.assert_allclose(data[5]["y"], [weights @ values], rtol=1e-12, atol=1e-12)
         assert data[3]["x"] == [qx] and data[3]["y"] == [qy]
+        # the query's label is placed as the Python figure places it (clear of the keys')
+        assert data[3]["textposition"] == [viz.lookup.query_label_position([qx, qy], keys)]
         compared += len(weights) + 1
     return compared
 

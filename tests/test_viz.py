@@ -58,6 +58,30 @@ def test_word_plane_draws_every_word_and_the_query():
         viz.word_plane(words=["apple", "spaceship"])
 
 
+def test_word_labels_are_placed_apart_on_the_plane():
+    """The placement rule's boxes (over-estimates of the drawn text) never overlap each other
+    at the narrowest and widest width; the browser test checks the drawn text."""
+    from course_attention.viz import lookup
+
+    words = ["fruit"] + [w for w in toy.WORD_VECTORS if w != "fruit"]
+    tips = toy.word_matrix(words)
+    bounds = (-1.0, 1.3, -0.6, 1.3)
+    scales = lookup._plane_scales(2.3, 1.9, 1.0, 420)
+    positions = lookup.label_positions(tips, words, scales, bounds)
+    fig = viz.word_plane(query="fruit")
+    drawn = dict(zip(fig.data[3].text, fig.data[3].textposition, strict=True))
+    drawn.update(zip(fig.data[1].text, fig.data[1].textposition, strict=True))
+    assert [drawn[w] for w in words] == positions
+    for scale in scales:
+        boxes = [lookup._label_box(t, w, p, scale)
+                 for t, w, p in zip(tips, words, positions, strict=True)]
+        for i, a in enumerate(boxes):
+            assert all(lookup._overlap_px(a, b) == 0 for b in boxes[i + 1:]), words[i]
+    # a crowded case where the radial position cannot do: the rule moves the second label
+    assert lookup.label_positions([[0.5, 0.0], [0.5, 0.02]], ["ab", "cd"], [100.0],
+                                  (-1, 1, -1, 1)) == ["middle right", "top right"]
+
+
 def test_soft_lookup_traces_match_the_reference_softmax():
     q = toy.WORD_VECTORS["fruit"]
     *_arrows, bars, value = viz.soft_lookup_traces(q, temperature=0.5)

@@ -8,6 +8,49 @@
     var d = spec.data; // keys (n, 2), values (n,), words (n,)
     var gd = ui.figure;
 
+    // Where the query's label goes: viz.lookup.label_positions, the keys' labels taken. Each
+    // of plotly's eight positions, from the one pointing away from the origin, is scored by how
+    // much its (over-estimated) box overlaps the keys' labels and markers or leaves the plane.
+    var L = d.labels, POS = L.positions; // POS: [name, dx, dy] in the Python order
+    function box(tip, word, dx, dy, scale) {
+      var w = L.char * L.font * word.length, h = L.font;
+      var cx = tip[0] * scale + dx * (L.gap + w / 2), cy = tip[1] * scale + dy * (L.gap + h / 2);
+      return [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2];
+    }
+    function overlap(a, b) {
+      return Math.max(0, Math.min(a[2], b[2]) - Math.max(a[0], b[0])) *
+        Math.max(0, Math.min(a[3], b[3]) - Math.max(a[1], b[1]));
+    }
+    function position(name) { return POS.filter(function (p) { return p[0] === name; })[0]; }
+    function queryLabelPosition(q) {
+      var angle = (q[0] || q[1]) ? Math.atan2(q[1], q[0]) * 180 / Math.PI : 90;
+      var start = ((Math.round(angle / 45) % 8) + 8) % 8;
+      var order = [0, 1, 2, 3, 4, 5, 6, 7].sort(function (i, j) {
+        var di = Math.min((i - start + 8) % 8, (start - i + 8) % 8);
+        var dj = Math.min((j - start + 8) % 8, (start - j + 8) % 8);
+        return di - dj || i - j;
+      });
+      var markers = [q].concat(d.keys), best = POS[start][0], bestCost = Infinity;
+      for (var n = 0; n < order.length; n++) {
+        var p = POS[order[n]], cost = 0;
+        L.scales.forEach(function (scale) {
+          var b = box(q, L.label, p[1], p[2], scale);
+          d.keys.forEach(function (k, i) {
+            var kp = position(L.keys[i]);
+            cost += overlap(b, box(k, d.words[i], kp[1], kp[2], scale));
+          });
+          markers.forEach(function (m) {
+            cost += overlap(b, [m[0] * scale - 5, m[1] * scale - 5, m[0] * scale + 5, m[1] * scale + 5]);
+          });
+          var r = d.range * scale, plane = [-r, -r, r, r];
+          cost += (b[2] - b[0]) * (b[3] - b[1]) - overlap(b, plane);
+        });
+        if (cost < bestCost) { best = p[0]; bestCost = cost; }
+        if (cost === 0) break;
+      }
+      return best;
+    }
+
     function update(v) {
       var q = [v.qx, v.qy];
       var scores = d.keys.map(function (k) { return M.dot(k, q) / v.temperature; });
@@ -17,7 +60,7 @@
         data: [
           {}, {}, // the keys' arrows and labels stay
           { x: [0, q[0], null], y: [0, q[1], null] },
-          { x: [q[0]], y: [q[1]], textposition: [q[1] >= 0 ? "top center" : "bottom center"] },
+          { x: [q[0]], y: [q[1]], textposition: [queryLabelPosition(q)] },
           { y: weights, text: weights.map(function (w) { return w.toFixed(2); }) },
           { y: [value], text: [value.toFixed(2)] },
         ],

@@ -48,7 +48,8 @@ def spec(keys: Sequence[str] = viz.LOOKUP_KEYS) -> dict[str, Any]:
     return {
         "kind": "lookup",
         "data": {"keys": toy.word_matrix(list(keys)), "words": list(keys),
-                 "values": [toy.FRUIT_DICT[k] for k in keys], "range": QUERY_RANGE},
+                 "values": [toy.FRUIT_DICT[k] for k in keys], "range": QUERY_RANGE,
+                 "labels": viz.lookup.label_spec(keys)},
     }
 
 

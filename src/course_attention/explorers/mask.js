@@ -74,18 +74,25 @@
     // On a narrow screen (a phone) the two panels stack, each as wide as the page, so a cell
     // stays big enough to tap, and the title takes two lines.
     var NARROW = 560; // px
-    function narrowLayout() {
+    function lines(text) { return String(text || "").split(/<br\s*\/?>/i).length; }
+    function narrowLayout(titleText) {
       var t = ui.template.layout;
+      // Each panel is as wide as the page: its title, wrapped for half the width, takes one line.
+      var panels = t.annotations.map(function (a) {
+        return String(a.text || "").replace(/<br\s*\/?>/gi, " ");
+      });
+      // as viz.core._layout: 40 px, 20 a line of the title, 30 a line of the top panel's title
+      var top = 40 + 20 * lines(titleText) + 30 * lines(panels[0]);
       return {
-        height: 820,
-        margin: Object.assign({}, t.margin, { t: 95 }), // room for a two-line title
+        height: 820 + top - 95,
+        margin: Object.assign({}, t.margin, { t: top }),
         xaxis: Object.assign({}, t.xaxis, { domain: [0, 1] }),
         yaxis: Object.assign({}, t.yaxis, { domain: [0.6, 1] }),
         xaxis2: Object.assign({}, t.xaxis2, { domain: [0, 1] }),
         yaxis2: Object.assign({}, t.yaxis2, { domain: [0, 0.4], showticklabels: true }),
         annotations: [
-          Object.assign({}, t.annotations[0], { x: 0.5, y: 1.0 }),
-          Object.assign({}, t.annotations[1], { x: 0.5, y: 0.4 }),
+          Object.assign({}, t.annotations[0], { x: 0.5, y: 1.0, text: panels[0] }),
+          Object.assign({}, t.annotations[1], { x: 0.5, y: 0.4, text: panels[1] }),
         ],
       };
     }
@@ -115,19 +122,18 @@
       } // (a menu only moves the frame: the same arrays tell plotly not to recompute them)
       var labels = d.labels[n - 1], narrow = isNarrow(), text = title(v);
       relabel(labels, v);
+      if (narrow) text = text.replace(" mask, ", " mask,<br>");
       var layout = {
         dragmode: false,
         shapes: [frame(v.query, v.key, ""), frame(v.query, v.key, "2")],
-        title: Object.assign({}, ui.template.layout.title, {
-          text: narrow ? text.replace(" mask, ", " mask,<br>") : text,
-        }),
+        title: Object.assign({}, ui.template.layout.title, { text: text }),
       };
       return {
         data: [
           { z: shown.mask, x: labels, y: labels }, // left: 1 = may attend (green)
           { z: shown.weights, x: labels, y: labels }, // right: the weights, printed in the cells
         ],
-        layout: narrow ? Object.assign(narrowLayout(), layout) : layout,
+        layout: narrow ? Object.assign(narrowLayout(text), layout) : layout,
       };
     }
 

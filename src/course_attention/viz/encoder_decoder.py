@@ -71,7 +71,7 @@ def _mask_trace(mask: np.ndarray, queries: Sequence[str], keys: Sequence[str]) -
 def architecture_mask_figure(
     src_tokens: Sequence[str], tgt_tokens: Sequence[str], title: str | None = None
 ) -> go.Figure:
-    """Five mask panels side by side: BERT, GPT, and T5's encoder, decoder and cross masks.
+    """Five mask panels in two rows: BERT and GPT; T5's encoder, decoder and cross masks.
 
     Introduced in chapter 7. ``src_tokens`` ``(seq_s,)`` label the encoder's positions (BERT
     reads them too); ``tgt_tokens`` ``(seq_t,)`` the decoder's (GPT reads them too). Green = may
@@ -89,14 +89,18 @@ def architecture_mask_figure(
     }
     names = list(masks)
     titles = [name.replace(": ", "<br>") for name in names]  # two short lines per panel
-    fig = make_subplots(rows=1, cols=len(names), subplot_titles=titles, horizontal_spacing=0.05)
-    for col, name in enumerate(names, start=1):
-        fig.add_trace(_mask_trace(masks[name], *labels[name]), row=1, col=col)
-        fig.update_yaxes(autorange="reversed", row=1, col=col)
+    # two rows (decoder-only and encoder-only above, T5's three below): five side by side
+    # leave a phone about 40 px a panel
+    cells = [(1, 1), (1, 2), (2, 1), (2, 2), (2, 3)]
+    fig = make_subplots(rows=2, cols=3, specs=[[{}, {}, None], [{}, {}, {}]],
+                        subplot_titles=titles, horizontal_spacing=0.1, vertical_spacing=0.3)
+    for (row, col), name in zip(cells, names, strict=True):
+        fig.add_trace(_mask_trace(masks[name], *labels[name]), row=row, col=col)
+        fig.update_yaxes(autorange="reversed", row=row, col=col)
     fig.update_xaxes(tickangle=-45, tickfont_size=10)
     fig.update_yaxes(tickfont_size=10)
     fig.update_annotations(font_size=12)
-    fig = _layout(fig, title, height=340)
+    fig = _layout(fig, title, height=560)
     fig.update_layout(margin=dict(t=110 if title else 80))
     return fig
 
@@ -271,8 +275,8 @@ def decoding_traces(steps: Any, step: int) -> tuple[go.Heatmap, go.Bar, go.Scatt
     """The traces of greedy decoding at ``step`` (0-based), for the live explorer.
 
     Introduced in chapter 7. ``steps`` is a :class:`course_attention.inspection.DecodingSteps`
-    (``weights`` ``(steps, seq_s)``). Left: the cross-attention rows of the steps so far (later
-    rows blank); right: the row used to pick token ``step``; on top: the tokens so far.
+    (``weights`` ``(steps, seq_s)``). Above: the cross-attention rows of the steps so far (later
+    rows blank); below: the row used to pick token ``step``; on top: the tokens so far.
     """
     w = _check_steps(steps)
     if not 0 <= step < len(w):
@@ -317,12 +321,14 @@ def decoding_traces(steps: Any, step: int) -> tuple[go.Heatmap, go.Bar, go.Scatt
 
 def _decoding_layout(fig: go.Figure, title: str | None, height: int) -> go.Figure:
     fig.update_layout(
-        xaxis=dict(domain=[0.0, 0.45], title="source token (key)"),
-        yaxis=dict(domain=[0.0, 0.8], autorange="reversed"),
-        xaxis2=dict(domain=[0.55, 1.0], title="source token (key)", anchor="y2"),
-        yaxis2=dict(domain=[0.0, 0.8], range=[0, 1.15], title="weight", anchor="x2"),
+        # one above the other, each as wide as the figure: side by side, a phone leaves a
+        # heatmap cell too narrow for its number
+        xaxis=dict(domain=[0.0, 1.0], title="source token (key)"),
+        yaxis=dict(domain=[0.52, 0.88], autorange="reversed"),
+        xaxis2=dict(domain=[0.0, 1.0], title="source token (key)", anchor="y2"),
+        yaxis2=dict(domain=[0.0, 0.34], range=[0, 1.15], title="weight", anchor="x2"),
         xaxis3=dict(domain=[0.0, 1.0], range=[0, 1], visible=False, anchor="y3"),
-        yaxis3=dict(domain=[0.86, 1.0], range=[0, 1], visible=False, anchor="x3"),
+        yaxis3=dict(domain=[0.92, 1.0], range=[0, 1], visible=False, anchor="x3"),
         showlegend=False,
     )
     return _layout(fig, title, height=height)
@@ -331,7 +337,7 @@ def _decoding_layout(fig: go.Figure, title: str | None, height: int) -> go.Figur
 def decoding_figure(steps: Any, step: int, title: str | None = None) -> go.Figure:
     """Greedy decoding at one ``step`` (chapter 7; the live explorer redraws this)."""
     fig = go.Figure(list(decoding_traces(steps, step)))
-    return _decoding_layout(fig, title, height=440)
+    return _decoding_layout(fig, title, height=640)
 
 
 def decoding_error_figure(message: str) -> go.Figure:

@@ -125,7 +125,9 @@ def distance_figure(
         )
     fig.update_xaxes(title=axis_title("copy distance (second copy start − first copy start)"))
     fig.update_yaxes(title="loss on repeated tokens (nats)", rangemode="tozero")
-    return _layout(fig, title, height=340)
+    # the legend under the plot, one entry a line: beside it, long names leave a phone no plot
+    return _layout(fig, title, height=420 + 24 * len(curves),
+                   legend=dict(orientation="h", x=0, xanchor="left", y=-0.3, yanchor="top"))
 
 
 def _pair(

@@ -26,6 +26,10 @@ __all__ = [
     "LOOKUP_ANGLES",
     "LOOKUP_TEMPERATURES",
     "LOOKUP_PLANE",
+    "label_positions",
+    "key_label_positions",
+    "query_label_position",
+    "label_spec",
 ]
 
 
@@ -43,13 +47,142 @@ LOOKUP_PLANE = 1.3
 LOOKUP_ANGLES: tuple[float, ...] = tuple(float(a) for a in range(-30, 181, 15))
 
 
+#: Where plotly can put a point's text, as the direction (right, up) it moves the text.
+_TEXT_POSITIONS: dict[str, tuple[int, int]] = {
+    "middle right": (1, 0), "top right": (1, 1), "top center": (0, 1), "top left": (-1, 1),
+    "middle left": (-1, 0), "bottom left": (-1, -1), "bottom center": (0, -1),
+    "bottom right": (1, -1),
+}
+_FONT_PX = 13  # the layout's font size (core._layout), which point texts inherit
+_GAP_PX = 6  # how far plotly sets a text off its marker (about half the marker)
+_CHAR_EM = 0.62  # a character's width in em, an over-estimate for the site's sans-serif
+#: The narrowest and the widest the website draws a figure (a 375 px phone, a desktop), px.
+_FIGURE_WIDTHS_PX = (327, 672)
+
+
+def _plane_scales(x_span: float, y_span: float, domain: float, height: int) -> list[float]:
+    """Pixels per data unit of a square plane (``scaleanchor``) at each of the site's widths.
+
+    ``domain`` is the fraction of the plotting width the plane gets; margins as ``_layout``'s.
+    """
+    return [min((w - 80) * domain / x_span, (height - 110) / y_span) for w in _FIGURE_WIDTHS_PX]
+
+
+def _label_box(tip: np.ndarray, word: str, position: str, scale: float) -> np.ndarray:
+    """The screen box ``(left, bottom, right, top)`` in px (y up) of ``word`` at ``position``.
+
+    The width is an over-estimate (``_CHAR_EM`` a character), so boxes that miss here miss
+    drawn.
+    """
+    w, h = _CHAR_EM * _FONT_PX * len(word), _FONT_PX
+    dx, dy = _TEXT_POSITIONS[position]
+    cx = tip[0] * scale + dx * (_GAP_PX + w / 2)
+    cy = tip[1] * scale + dy * (_GAP_PX + h / 2)
+    return np.array([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2])
+
+
+def _overlap_px(a: np.ndarray, b: np.ndarray) -> float:
+    return max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+
+
+def label_positions(
+    tips: ArrayLike,
+    words: Sequence[str],
+    scales: Sequence[float],
+    bounds: tuple[float, float, float, float],
+    fixed: ArrayLike = (),
+    taken: Sequence[tuple[ArrayLike, str, str]] = (),
+) -> list[str]:
+    """Where each word's label goes beside its arrow's tip, so that no two labels touch.
+
+    Introduced in chapter 1 (its word planes). ``tips`` ``(n, 2)`` in data units; ``scales``
+    are the pixels per data unit of the narrowest and widest drawing (the plane is square, so
+    one number each); ``bounds`` ``(x_min, x_max, y_min, y_max)`` is the plane shown, in data
+    units; ``fixed`` ``(m, 2)`` are other tips whose markers labels must miss, ``taken`` labels
+    already placed ``(tip, word, position)``. Greedy, in
+    order: each label takes the first of plotly's eight text positions, tried from the one
+    pointing away from the origin, whose box (an over-estimate of the text) stays on the
+    plane and misses every label already placed and every marker, at every scale; if none
+    does, the one that overlaps or sticks out least.
+    """
+    tips = np.asarray(tips, dtype=float).reshape(-1, 2)
+    markers = np.concatenate([tips, np.asarray(fixed, dtype=float).reshape(-1, 2)])
+    names = list(_TEXT_POSITIONS)
+    placed = [(np.asarray(t, dtype=float), w) for t, w, _ in taken]
+    out = [p for _, _, p in taken]
+    for tip, word in zip(tips, words, strict=True):
+        angle = np.degrees(np.arctan2(tip[1], tip[0])) if np.any(tip) else 90.0
+        start = int(np.floor(angle / 45.0 + 0.5)) % 8  # halves round up, as in lookup.js
+        order = sorted(range(8), key=lambda i: min((i - start) % 8, (start - i) % 8))
+        best, best_cost = names[start], np.inf
+        for i in order:
+            cost = 0.0
+            for scale in scales:
+                box = _label_box(tip, word, names[i], scale)
+                cost += sum(_overlap_px(box, _label_box(t, w, p, scale))
+                            for (t, w), p in zip(placed, out, strict=True))
+                cost += sum(_overlap_px(box, np.r_[m * scale - 5, m * scale + 5]) for m in markers)
+                plane = np.array(bounds)[[0, 2, 1, 3]] * scale  # (left, bottom, right, top)
+                area = (box[2] - box[0]) * (box[3] - box[1])
+                cost += area - _overlap_px(box, plane)  # what sticks out of the plane
+            if cost < best_cost:
+                best, best_cost = names[i], cost
+            if cost == 0:
+                break
+        placed.append((tip, word))
+        out.append(best)
+    return out[len(taken):]
+
+
+def label_spec(keys: Sequence[str] = LOOKUP_KEYS, label: str = "query") -> dict:
+    """What ``lookup.js`` needs to place the query's label as :func:`query_label_position`."""
+    span = 2 * LOOKUP_PLANE
+    return {"positions": [[n, *d] for n, d in _TEXT_POSITIONS.items()],
+            "keys": key_label_positions(keys), "label": label,
+            "scales": _plane_scales(span, span, 0.36, 430), "font": _FONT_PX, "gap": _GAP_PX,
+            "char": _CHAR_EM}
+
+
+def key_label_positions(keys: Sequence[str] = LOOKUP_KEYS) -> list[str]:
+    """The keys' label positions on the soft look-up plane (:func:`label_positions`)."""
+    from .. import toy
+
+    span, lim = 2 * LOOKUP_PLANE, LOOKUP_PLANE
+    return label_positions(toy.word_matrix(list(keys)), list(keys),
+                           _plane_scales(span, span, 0.36, 430), (-lim, lim, -lim, lim))
+
+
+def query_label_position(
+    query: ArrayLike, keys: Sequence[str] = LOOKUP_KEYS, label: str = "query"
+) -> str:
+    """Where the query's label goes on the soft look-up plane, the keys' labels placed.
+
+    Introduced in chapter 1; ``lookup.js`` places it the same way as the reader drags the
+    query (:func:`label_positions` with the keys' labels and markers taken). ``query`` ``(2,)``.
+    """
+    from .. import toy
+
+    span, lim = 2 * LOOKUP_PLANE, LOOKUP_PLANE
+    K = toy.word_matrix(list(keys))  # (n_keys, 2)
+    taken = list(zip(K, keys, key_label_positions(keys), strict=True))
+    return label_positions(np.asarray(query, dtype=float)[None, :], [label],
+                           _plane_scales(span, span, 0.36, 430), (-lim, lim, -lim, lim),
+                           fixed=K, taken=taken)[0]
+
+
 def _arrow_traces(
-    vectors: np.ndarray, words: Sequence[str], color: str, name: str, width: float = 2.0
+    vectors: np.ndarray,
+    words: Sequence[str],
+    color: str,
+    name: str,
+    width: float = 2.0,
+    positions: Sequence[str] | None = None,
 ) -> list[go.Scatter]:
     """Arrows from the origin to each row of ``vectors`` ``(n, 2)``: shafts, then labelled tips.
 
     The labels sit on a trace of their own (no gaps): plotly drops some text of a trace whose
-    points are separated by ``None``.
+    points are separated by ``None``. ``positions``: each label's plotly text position
+    (default: above a tip that points up, below one that points down).
     """
     tips = np.round(np.asarray(vectors, dtype=float), _DIGITS)  # (n, 2)
     x = [v for vx in tips[:, 0].tolist() for v in (0.0, vx, None)]
@@ -57,12 +190,14 @@ def _arrow_traces(
     shafts = go.Scatter(
         x=x, y=y, mode="lines", line=dict(color=color, width=width), name=name, hoverinfo="skip"
     )
+    if positions is None:
+        positions = ["top center" if vy >= 0 else "bottom center" for vy in tips[:, 1]]
     labels = go.Scatter(
         x=tips[:, 0].tolist(),
         y=tips[:, 1].tolist(),
         text=list(words),
         mode="markers+text",
-        textposition=["top center" if vy >= 0 else "bottom center" for vy in tips[:, 1]],
+        textposition=list(positions),
         marker=dict(size=9, color=color),
         name=name,
         hoverinfo="skip",
@@ -84,14 +219,20 @@ def word_plane(
 
     words = list(toy.WORD_VECTORS) if words is None else list(words)
     others = [w for w in words if w != query]
-    fig = go.Figure(_arrow_traces(toy.word_matrix(others), others, PALETTE[0], "word"))
+    first = [query] if query is not None else []  # the query's label is placed first
+    scales = _plane_scales(2.3, 1.9, 1.0, 420)
+    placed = label_positions(toy.word_matrix(first + others), first + others, scales,
+                             (-1.0, 1.3, -0.6, 1.3))
+    fig = go.Figure(_arrow_traces(toy.word_matrix(others), others, PALETTE[0], "word",
+                                  positions=placed[len(first):]))
     if query is not None:
         q = toy.word_matrix([query])
-        fig.add_traces(_arrow_traces(q, [query], PALETTE[5], "query", width=4.0))
+        fig.add_traces(_arrow_traces(q, [query], PALETTE[5], "query", width=4.0,
+                                     positions=placed[:1]))
         dots = toy.word_matrix(others) @ q[0]  # (n_words,)
         fig.data[1].hovertext = [f"{w}: q·k = {d:.2f}" for w, d in zip(others, dots, strict=True)]
         fig.data[1].hoverinfo = "text"
-    fig.update_xaxes(title=toy.WORD_FEATURES[0], range=[-1.0, 1.3], zeroline=True)
+    fig.update_xaxes(title=toy.WORD_FEATURES[0], range=[-1.0, 1.3], zeroline=True)  # spans 2.3
     fig.update_yaxes(title=toy.WORD_FEATURES[1], range=[-0.6, 1.3], zeroline=True, scaleanchor="x")
     return _layout(fig, title, height=420, showlegend=False)
 
@@ -101,6 +242,7 @@ def soft_lookup_traces(
     temperature: float = 1.0,
     keys: Sequence[str] = LOOKUP_KEYS,
     query_label: str = "query",
+    positions: Sequence[str] | None = None,
 ) -> list[go.Scatter | go.Bar]:
     """The traces of one soft look-up: key and query arrows, weights, the looked-up value.
 
@@ -108,6 +250,8 @@ def soft_lookup_traces(
     ``toy.WORD_VECTORS`` and ``toy.FRUIT_DICT``. The weights are
     ``softmax(K q / temperature)`` ``(n_keys,)`` and the value is ``weights @ values``.
     Lay them out with :func:`soft_lookup_figure` (or :func:`slider_figure` + its layout).
+    ``positions``: the labels' text positions, the keys' then the query's (default: the keys'
+    from :func:`label_positions`, the query's from :func:`query_label_position`).
     """
     from .. import numpy_ref, toy
 
@@ -118,10 +262,12 @@ def soft_lookup_traces(
     values = np.array([toy.FRUIT_DICT[k] for k in keys], dtype=float)  # (n_keys,)
     weights = numpy_ref.softmax(K @ q, temperature=temperature)  # (n_keys,)
     looked_up = float(weights @ values)
+    if positions is None:
+        positions = [*key_label_positions(keys), query_label_position(q, keys, query_label)]
     bars = _bars(weights, keys)
     bars.update(xaxis="x2", yaxis="y2")
     result = go.Bar(
-        x=["soft look-up"],
+        x=["soft<br>look-up"],  # two lines: one is wider than its panel on a phone
         y=[round(looked_up, _DIGITS)],
         text=[f"{looked_up:.2f}"],
         textposition="outside",
@@ -131,8 +277,9 @@ def soft_lookup_traces(
         hovertemplate="Σ weight × value = %{y:.3f}<extra></extra>",
     )
     return [
-        *_arrow_traces(K, list(keys), PALETTE[0], "keys"),
-        *_arrow_traces(q[None, :], [query_label], PALETTE[5], "query", width=4.0),
+        *_arrow_traces(K, list(keys), PALETTE[0], "keys", positions=positions[:-1]),
+        *_arrow_traces(q[None, :], [query_label], PALETTE[5], "query", width=4.0,
+                       positions=positions[-1:]),
         bars,
         result,
     ]
@@ -193,8 +340,13 @@ def temperature_slider(
 
     q = toy.word_matrix([query])[0]  # (2,)
     values = list(temperatures)
+    span, lim = 2 * LOOKUP_PLANE, LOOKUP_PLANE  # a fixed query: placed with the keys' labels
+    words = [query, *keys]
+    placed = label_positions(toy.word_matrix(words), words,
+                             _plane_scales(span, span, 0.36, 430), (-lim, lim, -lim, lim))
     fig = slider_figure(
-        lambda t: soft_lookup_traces(q, t, keys, query_label=query),
+        lambda t: soft_lookup_traces(q, t, keys, query_label=query,
+                                     positions=placed[1:] + placed[:1]),
         values,
         label="temperature",
         active=min(range(len(values)), key=lambda i: abs(values[i] - 1.0)) if values else 0,
