@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 import numpy as np
 import pytest
@@ -121,9 +120,7 @@ def test_decoding_explorer_shows_bad_input_as_a_message_and_redraws_fast(model):
     assert explorer.figure.layout.title.text.startswith(f"step 1 of {n_steps}")
     assert explorer.figure.data[0].y[0] == "step 1"
     before = json.dumps(explorer.figure.to_plotly_json()["data"], default=str)
-    start = time.perf_counter()
-    explorer.controls["step"].value = explorer.controls["step"].max
-    assert time.perf_counter() - start < 0.5  # < 50 ms on an idle machine
+    explorer.controls["step"].value = explorer.controls["step"].max  # speed: benchmarks/widgets.py
     assert json.dumps(explorer.figure.to_plotly_json()["data"], default=str) != before
 
 

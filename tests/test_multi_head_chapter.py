@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 
@@ -112,12 +110,11 @@ def test_wrong_split_gets_a_hint():
     assert not passed and "transpose" in message
 
 
-def test_multi_head_explorer_redraws_fast():
-    explorer = widgets.multi_head_explorer()
-    start = time.perf_counter()
+def test_multi_head_explorer_redraws_and_checks_n_heads():
+    explorer = widgets.multi_head_explorer()  # its speed: benchmarks/widgets.py
     for n_heads in (4, 8, 1, 2):
         explorer.controls["n_heads"].value = n_heads
-    assert (time.perf_counter() - start) / 4 < 0.05
+        assert str(n_heads) in str(explorer.figure.layout.title.text)
     with pytest.raises(ValueError, match="n_heads"):
         widgets.multi_head_explorer(n_heads=3)
 

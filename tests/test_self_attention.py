@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 import torch
@@ -191,11 +189,10 @@ def test_chapter_three_figures_check_their_inputs():
     }
 
 
-def test_self_attention_explorer_redraws_quickly_and_rejects_bad_queries():
-    explorer = widgets.self_attention_explorer()
-    start = time.perf_counter()
-    explorer.make_figure(ending="wide", query=3, context=0.5)
-    assert time.perf_counter() - start < 0.05
+def test_self_attention_explorer_redraws_and_rejects_bad_queries():
+    explorer = widgets.self_attention_explorer()  # its speed: benchmarks/widgets.py
+    fig = explorer.make_figure(ending="wide", query=3, context=0.5)
+    assert "wide" in str(fig.layout.title.text)
     with pytest.raises(ValueError, match="query must be a position"):
         widgets.self_attention_explorer(query=11)
 

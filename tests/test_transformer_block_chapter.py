@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 import torch
@@ -132,14 +130,12 @@ def test_position_figures_peak_at_the_position_and_stay_small():
         viz.positions_heatmap(pe[0])
 
 
-def test_positions_explorer_redraws_fast_and_checks_its_arguments():
-    explorer = widgets.positions_explorer()
-    start = time.perf_counter()
+def test_positions_explorer_redraws_and_checks_its_arguments():
+    explorer = widgets.positions_explorer()  # its speed: benchmarks/widgets.py
     for position in (0, 47, 12):
         explorer.controls["position"].value = position
     explorer.controls["d_model"].value = 128
     explorer.controls["base"].value = 100.0
-    assert (time.perf_counter() - start) / 5 < 0.05
     assert "d_model = 128" in explorer.figure.layout.title.text
     with pytest.raises(ValueError, match="d_model"):
         widgets.positions_explorer(d_model=33)
