@@ -78,7 +78,7 @@ strict-build: install
 # A second environment with Colab's versions of the libraries the course draws with and the
 # oldest numpy pyproject.toml admits; the course is installed on top and may upgrade none of them.
 COLAB_VENV := .venv-colab
-COLAB_PINS := numpy==1.24.0 plotly==5.24.1 ipywidgets==7.7.1
+COLAB_PINS := numpy==1.24.0 plotly==5.24.1 ipywidgets==7.7.1 transformers==4.57.6
 $(COLAB_VENV)/.installed: pyproject.toml
 	rm -rf $(COLAB_VENV) && $(PYTHON) -m venv $(COLAB_VENV)
 	$(COLAB_VENV)/bin/python -m pip install --quiet "$(TORCH_SPEC)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
@@ -94,7 +94,7 @@ chromium:
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; }
 
 browser: install chromium
-	$(BIN)/pytest -q -x -m browser
+	$(BIN)/pytest -q -x -n 2 --dist loadfile -m browser
 
 # JupyterLab lives in its own environment: its server's dependencies slow the book's execution.
 LAB_VENV := .venv-lab
@@ -109,7 +109,7 @@ lab: $(LAB_VENV)/.installed
 
 # Every reader notebook opened and run in a real JupyterLab, checked in headless Chromium.
 lab-check: install chromium $(LAB_VENV)/.installed
-	$(BIN)/pytest -q -x -m lab
+	$(BIN)/pytest -q -x -n 2 -m lab
 
 serve:
 	@echo "Serving _build/html on http://127.0.0.1:$(PORT)/"

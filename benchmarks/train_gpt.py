@@ -5,14 +5,14 @@ d_model 64, 4 heads, 48 characters of context, untied output layer; batches of 3
 steps of Adam at lr 6e-3, on the pinned standard-library text of ``corpus``). For every seed it
 prints the training time and the validation cross-entropy (nats and bits per character) against
 the add-0.1 bigram and the Kneser–Ney n-gram ladder (``ngram``) on the same text, then checks
-every claim the chapter makes about its model with ``gpt.check_chapter_claims`` (25 % below the
-bigram, below the 3-gram, not down to the 4-gram, no copying of repeated text). ``--tied`` also
-trains the same model with its output layer tied to the embedding (seed 0) and checks the
-chapter's other claim: after this short training the untied model's validation loss is the lower
-one. ``--curve`` trains seed 0 for each budget in ``gpt.LONGER_TRAINING`` (each with its own
-cosine schedule), and once with weight decay (``gpt.REGULARISED_TRAINING``), and checks that
-the recorded losses the chapter quotes still hold (within 0.01 nats). Targets: the claims,
-training ≤ 30 s.
+every claim the chapter makes about its model with ``gpt.claims.check_chapter_claims`` (25 %
+below the bigram, below the 3-gram, not down to the 4-gram, no copying of repeated text).
+``--tied`` also trains the same model with its output layer tied to the embedding (seed 0) and
+checks the chapter's other claim: after this short training the untied model's validation loss
+is the lower one. ``--curve`` trains seed 0 for each budget in ``gpt.LONGER_TRAINING`` (each
+with its own cosine schedule), and once with weight decay (``gpt.REGULARISED_TRAINING``), and
+checks that the recorded losses the chapter quotes still hold (within 0.01 nats). Targets: the
+claims, training ≤ 30 s.
 
     .venv/bin/python benchmarks/train_gpt.py [--seeds 0 1 2] [--tied] [--curve]
 """
@@ -53,7 +53,7 @@ def main() -> None:
         model, log = gpt.train_gpt(
             config, text.train, seed=seed, progress=False, **gpt.CHAPTER_TRAINING
         )
-        results = gpt.chapter_results(model, log.losses, text.train, text.valid, ladder)
+        results = gpt.claims.chapter_results(model, log.losses, text.train, text.valid, ladder)
         valid = results.valid
         by_run[seed, config.tied] = valid
         ratio = valid / bigram
@@ -67,7 +67,7 @@ def main() -> None:
         if not config.tied:
             worst, slowest = max(worst, ratio), max(slowest, log.seconds)
             try:
-                gpt.check_chapter_claims(results)
+                gpt.claims.check_chapter_claims(results)
             except AssertionError as error:
                 failed.append(f"seed {seed}: {error}")
     if (0, True) in by_run and (0, False) in by_run:

@@ -3,10 +3,11 @@
 Colab opens the reader editions (``notebooks/``, written from ``chapters/`` by ``make
 notebooks``), so those are what this runs.
 
-Run by ``make colab-check`` inside ``.venv-colab``: plotly 5.24.1 and ipywidgets 7.7.1 (Colab's
-runtime), the oldest numpy that pyproject.toml admits, and the course installed on top without
-upgrading any of them. ``COLAB_RELEASE_TAG`` (set by Colab) switches ``ca.setup`` to the Colab
-renderer; the check asserts that every figure went through it.
+Run by ``make colab-check`` inside ``.venv-colab``: plotly 5.24.1, ipywidgets 7.7.1 and
+transformers 4.57.6 (Colab's runtime; chapter 8 converts its GPT to Hugging Face's), the oldest
+numpy that pyproject.toml admits, and the course installed on top without upgrading any of them.
+``COLAB_RELEASE_TAG`` (set by Colab) switches ``ca.setup`` to the Colab renderer; the check
+asserts that every figure went through it.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ EXPLORER_MIME = "application/vnd.course-attention.explorer+json"  # what the web
 
 def main() -> int:
     os.environ.setdefault("COLAB_RELEASE_TAG", "colab-like-check")
-    libs = ("numpy", "plotly", "ipywidgets", "torch", "ipykernel")
+    libs = ("numpy", "plotly", "ipywidgets", "torch", "ipykernel", "transformers")
     print("versions:", ", ".join(f"{name} {version(name)}" for name in libs))
     failed = passed = 0
     for path in (ROOT / "notebooks" / chapter.name for chapter in notebooks()):

@@ -162,3 +162,132 @@ def _package_modules() -> list:
         except ImportError:  # an optional extra that is not installed
             continue
     return found
+
+
+# --- One numbering: prose names exercises the way the page does (issue 17) --------------------
+#
+# sphinx-exercise numbers exercises across the whole book ("Exercise 23" in chapter 8), and a
+# chapter added before chapter 1 shifts every number. So prose refers to an exercise by its label,
+# {ref}`ex-decoder-only-1`, and the build writes the number (the reader edition takes it from the
+# built page: reader.BookIndex). A typed "exercise 1" is a number that drifts.
+
+PAGES = notebooks() + sorted(CHAPTERS_DIR.glob("*.md"))
+TYPED_EXERCISE = re.compile(
+    r"\b[Ee]xercises?\s+(?:\d+|one|two|three|four|five)\b"
+    r"|\b(?:first|second|third|fourth|last|next|previous)\s+exercise\b",
+    re.IGNORECASE,
+)
+EXERCISE_REF = re.compile(r"\{(?:ref|numref)\}`(?:[^`<]*<)?(?P<label>ex-[\w-]+)>?`")
+
+
+def _markdown(path: Path) -> str:
+    if path.suffix == ".md":
+        return path.read_text(encoding="utf-8")
+    nb = nbformat.read(path, as_version=4)
+    return "\n\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+
+
+def _prose(markdown: str) -> str:
+    """Markdown without code (fenced blocks, inline spans), label lines and directive lines."""
+    text = re.sub(r"^(```+|~~~+).*?^\1\s*$", "", markdown, flags=re.MULTILINE | re.DOTALL)
+    text = re.sub(r"\{[a-z:]+\}`[^`]*`", " ROLE ", text)  # {ref}`…` etc.: written by the build
+    text = re.sub(r"(`+)[^`\n]+?\1", " CODE ", text)
+    return re.sub(r"^(?::{3,}.*|:[a-z-]+:.*|\([\w.:-]+\)=)$", "", text, flags=re.MULTILINE)
+
+
+def test_a_typed_exercise_number_is_found():
+    assert TYPED_EXERCISE.search(_prose("Which temperature is right is Exercise 3."))
+    assert TYPED_EXERCISE.search(_prose("the target shifted right (exercise\n1), and"))
+    assert not TYPED_EXERCISE.search(_prose("is {ref}`ex-soft-lookup-3`, with `exercise 2`"))
+    assert not TYPED_EXERCISE.search(_prose(":::{exercise} ★☆☆ · ~5 min\n:label: ex-a-1\n"))
+
+
+@pytest.mark.parametrize("path", PAGES, ids=lambda p: p.stem)
+def test_prose_names_no_exercise_by_a_typed_number(path):
+    typed = [m.group(0) for m in TYPED_EXERCISE.finditer(_prose(_markdown(path)))]
+    assert not typed, (
+        f"{path.name}: {typed} — sphinx-exercise numbers exercises across the book; write "
+        "{ref}`ex-<chapter>-<n>` (the exercise's label) and the build writes its number"
+    )
+
+
+def test_every_exercise_reference_names_an_exercise():
+    labels = {
+        m.group(1)
+        for path in PAGES
+        for m in re.finditer(r"^:label:\s*(ex-[\w-]+)", _markdown(path), re.MULTILINE)
+    }
+    assert "ex-soft-lookup-1" in labels
+    for path in PAGES:
+        for m in EXERCISE_REF.finditer(_markdown(path)):
+            assert m["label"] in labels, f"{path.name}: {m.group(0)} names no exercise"
+
+
+# --- Cross-chapter references to code are true ------------------------------------------------
+#
+# "chapter 6's `FeedForward`", "`training.fit` of chapter 7" and "{ref}`ch-encoder-decoder`
+# (training with `fit`)" send the learner to a chapter for a name: that chapter must show it
+# (in a code span of its prose or in a code cell the site shows).
+
+CHAPTER_CODE = [
+    re.compile(r"[Cc]hapter (?P<n>\d+)'s `(?P<names>[^`]+)`"),
+    re.compile(r"`(?P<names>[^`]+)` (?:of|from|in) [Cc]hapter (?P<n>\d+)\b"),
+    re.compile(r"\{ref\}`(?P<label>ch-[\w-]+)` \((?P<names>[^)]*`[^)]*)\)"),
+]
+
+
+def _shown_code(path: Path) -> str:
+    """What a chapter shows as code: its visible code cells and its prose's code spans."""
+    nb = nbformat.read(path, as_version=4)
+    hidden = {"remove-cell", "remove-input"}
+    code = [
+        c.source
+        for c in nb.cells
+        if c.cell_type == "code" and not hidden & set(c.metadata.get("tags", []))
+    ]
+    spans = re.findall(r"(`+)([^`\n]+?)\1", _markdown(path))
+    return "\n".join(code + [span for _, span in spans])
+
+
+def _chapter_files() -> tuple[dict[str, Path], dict[str, Path]]:
+    by_number = {p.name[:2].lstrip("0"): p for p in notebooks() if p.name[:2].isdigit()}
+    by_label = {}
+    for path in notebooks():
+        found = re.search(r"^\((ch-[\w-]+)\)=", _markdown(path), re.MULTILINE)
+        if found:
+            by_label[found.group(1)] = path
+    return by_number, by_label
+
+
+def _code_references(path: Path) -> list[tuple[str, Path | None, str]]:
+    """(quoted text, the chapter it points to, a name that chapter must show)."""
+    by_number, by_label = _chapter_files()
+    text = re.sub(r"\s+", " ", _markdown(path))
+    found = []
+    for pattern in CHAPTER_CODE:
+        for m in pattern.finditer(text):
+            target = by_label.get(m["label"]) if "label" in pattern.groupindex else None
+            if "n" in pattern.groupindex:
+                target = by_number.get(m["n"])
+            names = re.findall(r"`([^`]+)`", m["names"]) if "`" in m["names"] else [m["names"]]
+            for name in names:
+                last = re.sub(r"\(.*", "", name).split(".")[-1]  # training.fit → fit
+                found.append((m.group(0), target, last))
+    return found
+
+
+def test_a_cross_chapter_code_reference_is_found():
+    refs = {(target.stem if target else None, name) for path in notebooks()
+            for _, target, name in _code_references(path)}  # fmt: skip
+    assert ("05_multi_head", "MultiHeadAttention") in refs  # chapter 8: chapter 5's …
+    assert ("07_encoder_decoder", "fit") in refs  # chapters 8 and 9: (training with `fit`)
+
+
+@pytest.mark.parametrize("path", notebooks(), ids=lambda p: p.stem)
+def test_code_a_chapter_attributes_to_another_chapter_is_shown_there(path):
+    untrue = [
+        f"{quoted!r}: " + (f"{target.name} never shows `{name}`" if target else "no such chapter")
+        for quoted, target, name in _code_references(path)
+        if target is None or not re.search(rf"\b{re.escape(name)}\b", _shown_code(target))
+    ]
+    assert not untrue, f"{path.name}: " + "; ".join(untrue)

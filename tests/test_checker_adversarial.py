@@ -243,6 +243,78 @@ def _self_attention(softmax: Callable) -> Callable:
     return attend
 
 
+# --- the toolbox chapter's exercises (toolbox-1 … toolbox-4) ---------------------------------
+
+
+def _softmax_backward_autograd(s: np.ndarray, g: np.ndarray) -> torch.Tensor:
+    scores = torch.tensor(s, requires_grad=True)
+    (torch.softmax(scores, dim=-1) * torch.from_numpy(g)).sum().backward()
+    return scores.grad
+
+
+def _softmax_backward_jacobian(s: np.ndarray, g: np.ndarray) -> np.ndarray:
+    from course_attention import numpy_ref
+
+    return (numpy_ref.softmax_jacobian(numpy_ref.softmax(s)) @ g[..., None])[..., 0]
+
+
+def _softmax_backward_outer(s: np.ndarray, g: np.ndarray) -> np.ndarray:
+    p = _softmax(s)
+    return (np.diag(p) - np.outer(p, p)) @ g  # right for one vector, wrong for a batch
+
+
+def _vjp(softmax: Callable) -> Callable:
+    def backward(s: np.ndarray, g: np.ndarray) -> np.ndarray:
+        p = softmax(s)
+        return p * (g - (p * g).sum(axis=-1, keepdims=True))
+
+    return backward
+
+
+def _bits(log_p: Callable) -> Callable:
+    def cross_entropy(logits: np.ndarray, targets: np.ndarray) -> float:
+        picked = log_p(logits)[np.arange(len(targets)), targets]
+        return float(-np.mean(picked) / np.log(2))
+
+    return cross_entropy
+
+
+def _cross_entropy_torch(logits: np.ndarray, targets: np.ndarray) -> torch.Tensor:
+    nats = torch.nn.functional.cross_entropy(torch.from_numpy(logits), torch.from_numpy(targets))
+    return nats / np.log(2)
+
+
+def _adamw_torch(optimizer: str) -> Callable:
+    """One step of ``torch.optim.AdamW`` (or ``Adam``) from the given state."""
+
+    def step(p, g, m, v, t, lr, weight_decay):  # noqa: ANN001, ANN202
+        param = torch.nn.Parameter(torch.tensor(p))
+        opt = getattr(torch.optim, optimizer)([param], lr=lr, weight_decay=weight_decay)
+        opt.state[param] = {
+            "step": torch.tensor(float(t - 1)),
+            "exp_avg": torch.tensor(m),
+            "exp_avg_sq": torch.tensor(v),
+        }
+        param.grad = torch.tensor(g)
+        opt.step()
+        state = opt.state[param]
+        return param.detach(), state["exp_avg"], state["exp_avg_sq"]
+
+    return step
+
+
+def _adamw_package(p, g, m, v, t, lr, weight_decay):  # noqa: ANN001, ANN202
+    """One step of the package's readable ``training.Adam`` from the given state."""
+    from course_attention import training
+
+    param = torch.nn.Parameter(torch.tensor(p))
+    opt = training.Adam([param], lr=lr, weight_decay=weight_decay)
+    opt.t, opt.m, opt.v = t - 1, [torch.tensor(m)], [torch.tensor(v)]
+    param.grad = torch.tensor(g)
+    opt.step()
+    return param.detach(), opt.m[0], opt.v[0]
+
+
 NO_MAX = "no maximum subtracted"  # a part of every catalogued no-maximum mistake's name
 
 HANDWRITTEN: list[tuple[str, str, Callable, str]] = [
@@ -364,6 +436,52 @@ HANDWRITTEN: list[tuple[str, str, Callable, str]] = [
         _layer_norm_torch(torch.float64),
         PASS,
     ),
+    ("toolbox-1", "torch autograd", _softmax_backward_autograd, PASS),
+    ("toolbox-1", "the package's Jacobian times g", _softmax_backward_jacobian, PASS),
+    ("toolbox-1", "no maximum subtracted", _vjp(_naive_softmax), NO_MAX),
+    ("toolbox-1", "row mean subtracted", _vjp(_mean_softmax), UNNAMED),
+    ("toolbox-1", "log-sum-exp softmax", _vjp(_logsumexp_softmax), PASS),
+    ("toolbox-1", "np.outer: one vector only, raises on a batch", _softmax_backward_outer, UNNAMED),
+    ("toolbox-2", "F.cross_entropy / ln 2", _cross_entropy_torch, PASS),
+    ("toolbox-2", "log2 of torch.log_softmax", _bits(lambda z: torch.log_softmax(
+        torch.from_numpy(z), dim=-1).numpy()), PASS),
+    (
+        "toolbox-2",
+        "no maximum subtracted (softmax, then log)",
+        _bits(lambda z: np.log(_naive_softmax(z))),
+        NO_MAX,
+    ),
+    (
+        "toolbox-2",
+        "no maximum subtracted (log-softmax written out)",
+        _bits(lambda z: z - np.log(np.exp(z).sum(axis=-1, keepdims=True))),
+        NO_MAX,
+    ),
+    ("toolbox-2", "the log of a stable softmax", _bits(lambda z: np.log(_softmax(z))),
+     "log of the softmax"),
+    ("toolbox-2", "row mean subtracted (log of the softmax)",
+     _bits(lambda z: np.log(_mean_softmax(z))), UNNAMED),
+    ("toolbox-3", "torch.optim.AdamW from the same state", _adamw_torch("AdamW"), PASS),
+    ("toolbox-3", "the package's training.Adam from the same state", _adamw_package, PASS),
+    (
+        "toolbox-3",
+        "torch.optim.Adam with weight_decay (an L2 penalty in the gradient)",
+        _adamw_torch("Adam"),
+        "added to the gradient",
+    ),
+    ("toolbox-4", "x * keep / (1 - p)", lambda x, keep, p: x * keep / (1 - p), PASS),
+    (
+        "toolbox-4",
+        "torch, the mask as floats",
+        lambda x, keep, p: torch.from_numpy(x) * torch.from_numpy(keep).double() / (1 - p),
+        PASS,
+    ),
+    (
+        "toolbox-4",
+        "F.dropout's own random draw instead of the given keep",
+        lambda x, keep, p: torch.nn.functional.dropout(torch.from_numpy(x), p),
+        UNNAMED,
+    ),
 ]
 
 
@@ -480,10 +598,20 @@ def test_a_float32_module_on_float64_input_gets_the_dtype_error_explained():
 
 
 def test_a_wrong_value_message_comes_in_stages():
-    """What is wrong and where, then the likely mistake, then the hint."""
+    """What is wrong and where, then the likely mistake, then the hint: in one message, and as
+    the stages of help give them (the hint only from the second, the recipe only in the third)."""
     passed, message = ex.evaluate("soft-lookup-1", _naive_softmax)
     case = message.index("test case")
     assert case < message.index("Likely mistake:") < message.index("Hint:")
+    exercise = ex.EXERCISES["soft-lookup-1"]
+    first, second, third = (
+        ex.evaluate("soft-lookup-1", _naive_softmax, stage=stage)[1]
+        for stage in (core.WHAT_FAILED, core.HINT, core.RECIPE)
+    )
+    assert first.index("test case") < first.index("Likely mistake:") < first.index("ex.hint(")
+    assert "Hint:" not in first
+    assert second.index("Likely mistake:") < second.index(f"Hint: {exercise.nudge}")
+    assert exercise.hint not in first + second and third == message
 
 
 def test_a_mistake_is_not_named_on_nan_against_nan_alone():

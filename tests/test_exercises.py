@@ -1,4 +1,5 @@
-"""The exercise checkers accept the reference, reject wrong answers with a hint, never raise."""
+"""The exercise checkers accept the reference, reject wrong answers with help in stages (what
+failed, then a hint, then the recipe), never raise."""
 
 from __future__ import annotations
 
@@ -6,8 +7,28 @@ import numpy as np
 import pytest
 
 from course_attention import exercises as ex
+from course_attention.exercises import core
 
 IDS = sorted(ex.EXERCISES)
+
+
+@pytest.fixture(autouse=True)
+def fresh_session():
+    """Every test starts, and leaves, with no stage of help remembered."""
+    ex.reset()
+    yield
+    ex.reset()
+
+
+def _checked(capsys, exercise_id, fn) -> str:
+    """What ``ex.check`` prints (without the final newline)."""
+    ex.check(exercise_id, fn)
+    return capsys.readouterr().out.rstrip("\n")
+
+
+def _asked(capsys, exercise_id) -> str:
+    ex.hint(exercise_id)
+    return capsys.readouterr().out.rstrip("\n")
 
 
 @pytest.mark.parametrize("exercise_id", IDS)
@@ -19,21 +40,27 @@ def test_reference_solution_passes(exercise_id, capsys):
 
 
 @pytest.mark.parametrize("exercise_id", IDS)
-def test_stub_and_crashing_answers_get_a_message_not_an_exception(exercise_id):
+def test_stub_and_crashing_answers_get_a_message_not_an_exception(exercise_id, capsys):
     def stub(*args):
         raise NotImplementedError
 
     def crash(*args):
         raise KeyError("oops")
 
-    assert ex.evaluate(exercise_id, stub) == (
-        False,
+    not_yet = (
         f"✗ {ex.EXERCISES[exercise_id].title}: not implemented yet — replace the `raise` "
-        "with your code.",
+        "with your code."
     )
+    assert ex.evaluate(exercise_id, stub) == (False, not_yet)
+    assert _checked(capsys, exercise_id, stub) == not_yet
     passed, message = ex.evaluate(exercise_id, crash)
     assert not passed and "KeyError" in message
     assert "Hint:" in message and "inputs:" in message  # the hint shows even when the code raises
+    first = _checked(capsys, exercise_id, crash)  # the stub above was no failed attempt
+    assert "KeyError" in first and "inputs:" in first and "Hint:" not in first
+    assert f'Run ex.hint("{exercise_id}") for a hint.' in first
+    _checked(capsys, exercise_id, crash)
+    assert _checked(capsys, exercise_id, crash) == message  # the third: the complete message
 
 
 @pytest.mark.parametrize("exercise_id", IDS)
@@ -144,3 +171,115 @@ def test_a_difference_is_reported_where_the_values_differ_not_where_both_are_inf
     expected = np.array([-np.inf, 1.0, 2.0])
     message = _compare(expected, np.array([-np.inf, 1.0, 5.0]), exercise)
     assert message is not None and "index (2,)" in message and "expected 2" in message
+
+
+# --- help in stages (issue 17) ----------------------------------------------------------------
+
+
+def _no_maximum(x):
+    e = np.exp(x)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def test_help_comes_in_stages_what_failed_then_the_hint_then_the_recipe(capsys):
+    exercise = ex.EXERCISES["soft-lookup-1"]
+    complete = ex.evaluate("soft-lookup-1", _no_maximum)[1]
+    first, second, third = (_checked(capsys, "soft-lookup-1", _no_maximum) for _ in range(3))
+    what_failed = complete.split("\n  Hint:")[0]  # the case and the likely mistake
+    assert "test case 3 of" in what_failed and "Likely mistake: no maximum" in what_failed
+    assert first == what_failed + '\n  Stuck? Run ex.hint("soft-lookup-1") for a hint.'
+    assert second == (
+        what_failed + f"\n  Hint: {exercise.nudge}"
+        '\n  Still stuck? Run ex.hint("soft-lookup-1") for the recipe.'
+    )
+    assert third == complete and third.endswith(f"\n  Hint: {exercise.hint}")
+    assert exercise.hint not in first + second and exercise.nudge not in first
+    assert _checked(capsys, "soft-lookup-1", _no_maximum) == complete  # the last stage stays
+
+
+def test_a_hint_on_request_comes_before_the_recipe(capsys):
+    exercise = ex.EXERCISES["masking-2"]
+    assert _asked(capsys, "masking-2") == (
+        f"Hint for {exercise.title}: {exercise.nudge}"
+        '\n  Still stuck? Run ex.hint("masking-2") again for the recipe.'
+    )
+    wrong = lambda scores, mask: np.zeros_like(scores)  # noqa: E731
+    first = _checked(capsys, "masking-2", wrong)  # asked once: the hint comes with it
+    assert f"Hint: {exercise.nudge}" in first and exercise.hint not in first
+    assert _checked(capsys, "masking-2", wrong).endswith(f"Hint: {exercise.hint}")
+    assert _asked(capsys, "masking-2") == f"Recipe for {exercise.title}: {exercise.hint}"
+    ex.reset("masking-2")
+    _asked(capsys, "masking-2")
+    assert _asked(capsys, "masking-2") == f"Recipe for {exercise.title}: {exercise.hint}"
+
+
+def test_stages_are_kept_per_exercise_through_a_pass_until_reset(capsys):
+    for _ in range(2):
+        _checked(capsys, "soft-lookup-1", _no_maximum)
+    other = _checked(capsys, "soft-lookup-2", lambda q, K, V: V.mean(axis=0))
+    assert "Stuck? Run" in other  # another exercise starts at its own first stage
+    def stub(scores, temperature):
+        raise NotImplementedError
+
+    assert "not implemented yet" in _checked(capsys, "soft-lookup-3", stub)
+    assert "Stuck? Run" in _checked(capsys, "soft-lookup-3", lambda s, t: s)  # no stage moved
+    assert _checked(capsys, "soft-lookup-1", core.EXERCISES["soft-lookup-1"].reference)[0] == "✓"
+    after_pass = _checked(capsys, "soft-lookup-1", _no_maximum)
+    assert after_pass == ex.evaluate("soft-lookup-1", _no_maximum)[1]  # a pass took nothing back
+    ex.reset("soft-lookup-1")
+    assert "Stuck? Run" in _checked(capsys, "soft-lookup-1", _no_maximum)
+    assert "Hint:" in _checked(capsys, "soft-lookup-2", lambda q, K, V: V.mean(axis=0))
+    ex.reset()
+    assert "Stuck? Run" in _checked(capsys, "soft-lookup-2", lambda q, K, V: V.mean(axis=0))
+
+
+def test_an_unknown_exercise_gets_a_message_from_hint_too(capsys):
+    assert _asked(capsys, "no-such-exercise").startswith("unknown exercise 'no-such-exercise'")
+    assert _checked(capsys, "no-such-exercise", lambda: None).startswith("unknown exercise")
+
+
+@pytest.mark.parametrize("exercise_id", IDS)
+def test_every_exercise_has_a_hint_that_is_not_its_recipe(exercise_id):
+    exercise = ex.EXERCISES[exercise_id]
+    assert exercise.nudge, f"{exercise_id}: add nudge=…, the hint shown before the recipe"
+    assert exercise.first_hint == exercise.nudge
+    assert exercise.nudge not in exercise.hint and exercise.hint not in exercise.nudge
+
+
+def _wrong_answers(exercise_id: str) -> list[tuple[str, object]]:
+    """Answers that fail in every way the checker words differently."""
+    exercise = ex.EXERCISES[exercise_id]
+
+    def off_by_a_bit(*args):
+        result = exercise.reference(*args)
+        if isinstance(result, tuple):
+            return tuple(np.asarray(r, dtype=float) + 0.1 for r in result)
+        return np.asarray(result, dtype=float) + 0.1
+
+    def crash(*args):
+        raise KeyError("oops")
+
+    answers = [("off by 0.1", off_by_a_bit), ("raises", crash), ("None", lambda *a: None)]
+    return answers + [(f"mistake: {m.name}", m.fn) for m in exercise.mistakes]
+
+
+@pytest.mark.parametrize("exercise_id", IDS)
+def test_every_message_of_the_checker_is_reachable_through_the_stages(exercise_id, capsys):
+    """The complete message (``evaluate``'s, the one the checker gave at once before issue 17)
+    is the third stage, line for line; the first two stages hold its lines but the recipe."""
+    exercise = ex.EXERCISES[exercise_id]
+    for label, answer in _wrong_answers(exercise_id):
+        ex.reset(exercise_id)
+        passed, complete = ex.evaluate(exercise_id, answer)
+        stages = [_checked(capsys, exercise_id, answer) for _ in range(3)]
+        assert not passed and stages[2] == complete, label
+        assert complete.endswith(f"\n  Hint: {exercise.hint}"), label
+        before_recipe = complete.removesuffix(f"\n  Hint: {exercise.hint}")
+        for stage in stages[:2]:
+            assert stage.startswith(before_recipe + "\n  "), (label, stage)
+            assert exercise.hint not in stage, (label, stage)
+        assert f"Hint: {exercise.nudge}" in stages[1], label
+        assert [_asked(capsys, exercise_id) for _ in range(2)][-1].endswith(exercise.hint)
+        for stage_number in (core.WHAT_FAILED, core.HINT, core.RECIPE):
+            staged = ex.evaluate(exercise_id, answer, stage=stage_number)[1]
+            assert staged == stages[stage_number - 1], (label, stage_number)

@@ -33,12 +33,26 @@ def test_built_from_the_course_pieces_and_shapes():
     assert model.attention(tokens).shape == (2, 3, 4, 10, 10)
 
 
+def test_gpt2s_architecture_gelu_tanh_biases_and_no_output_bias():
+    model = _model()
+    block = model.blocks[0]
+    assert block.ff.activation == "gelu_tanh" and block.attn.W_q.bias is not None
+    assert all(norm.eps == 1e-5 for norm in (block.norm1, block.norm2, model.norm))
+    x = torch.randn(2, 5, 32, dtype=torch.float64)
+    h = block.ff.linear1(x)
+    gelu_tanh = 0.5 * h * (1 + torch.tanh((2 / torch.pi) ** 0.5 * (h + 0.044715 * h**3)))
+    with torch.no_grad():
+        torch.testing.assert_close(block.ff(x), block.ff.linear2(gelu_tanh), rtol=0, atol=1e-12)
+        assert not torch.allclose(block.ff(x), block.ff.linear2(torch.relu(h)))
+
+
 def test_tied_output_layer_is_the_embedding():
     tied = gpt.GPT(gpt.GPTConfig(context=8, d_model=16, n_heads=2, n_layers=1, tied=True))
     untied = gpt.GPT(gpt.GPTConfig(context=8, d_model=16, n_heads=2, n_layers=1))
     n_tied = sum(p.numel() for p in tied.parameters())
     n_untied = sum(p.numel() for p in untied.parameters())
-    assert tied.out is None and n_untied - n_tied == 96 * 16 + 96  # matrix + bias
+    assert tied.out is None and n_untied - n_tied == 96 * 16  # the matrix: no bias (GPT-2)
+    assert untied.out.bias is None
     tokens = torch.randint(0, 96, (1, 5))
     with torch.no_grad():
         x = tied.tok_embed(tokens) + tied.pos_embed(torch.arange(5))
@@ -258,18 +272,18 @@ def test_the_chapters_claims_hold_on_seeds_0_1_2(seed):
     model, log = gpt.train_gpt(
         gpt.CHAPTER_CONFIG, text.train, seed=seed, progress=False, **gpt.CHAPTER_TRAINING
     )
-    gpt.check_chapter_claims(
-        gpt.chapter_results(model, log.losses, text.train, text.valid, _ladder())
+    gpt.claims.check_chapter_claims(
+        gpt.claims.chapter_results(model, log.losses, text.train, text.valid, _ladder())
     )
 
 
 def test_the_claims_check_can_fail():
     text = corpus.load()
     model = gpt.GPT(gpt.CHAPTER_CONFIG)  # untrained: above the bigram, no loop to speak of
-    results = gpt.chapter_results(model, np.linspace(4.6, 4.5, 50), text.train, text.valid,
-                                  _ladder())
+    results = gpt.claims.chapter_results(model, np.linspace(4.6, 4.5, 50), text.train,
+                                         text.valid, _ladder())
     with pytest.raises(AssertionError, match="the training loss halves.*25 % below"):
-        gpt.check_chapter_claims(results)
+        gpt.claims.check_chapter_claims(results)
 
 
 def test_repeat_losses_score_the_first_and_the_second_copy():

@@ -4,7 +4,8 @@
 lab``), serves a copy of ``notebooks/`` and runs each notebook with *Run All Cells*. On the
 rendered page the test asserts: no raw MyST; every glued value of the chapter's website page in
 the text; every cell ran without an error; every explorer shows the website's controls and
-redraws when they move. It writes what it saw to ``_build/lab-checks.json``.
+redraws when they move. It writes what it saw to ``_build/lab-checks.json`` (one file per
+xdist worker: ``lab-checks-gw0.json`` …).
 """
 
 from __future__ import annotations
@@ -81,7 +82,8 @@ def lab(tmp_path_factory):
     server.terminate()
     server.wait(timeout=30)
     log.close()
-    out = ROOT / "_build" / "lab-checks.json"
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # make lab-check runs two workers
+    out = ROOT / "_build" / f"lab-checks{'-' + worker if worker else ''}.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(RESULTS, indent=1, ensure_ascii=False))
 

@@ -7,6 +7,9 @@ Two parts, both listed in the book's configuration:
   ``Plotly.newPlot`` call and asks for ``plotly.min.js`` on that page only.
 * :class:`ExplorerMimeRenderer`, the same for a live explorer's spec: the first state's figure,
   the spec, and the explorer runtime (``_static/explorers/``) on that page only.
+* the ``course-map`` directive: the welcome page's course map
+  (:func:`course_attention.viz.course_map_figure`), drawn from the models' forward passes while
+  the book is built.
 * :func:`setup`, a Sphinx extension (``course_attention.book`` in ``_config.yml``): at the end of
   the build it copies ``plotly.min.js`` from the installed plotly into ``_static/``, so the
   browser library always matches the Python one, and it adds the course's small stylesheet.
@@ -269,6 +272,32 @@ def _copy_reader_notebooks(app: Any, exception: Exception | None) -> None:
             shutil.copyfile(notebook, target / notebook.name)
 
 
+def _course_map_directive() -> type:
+    from docutils import nodes
+    from sphinx.util.docutils import SphinxDirective
+
+    class CourseMap(SphinxDirective):
+        """``{course-map}``: :func:`course_attention.viz.course_map_figure`, computed at build."""
+
+        def run(self) -> list:
+            from .viz import course_map_figure
+
+            figure = json.loads(course_map_figure().to_json())
+            TRACE_TYPES.update(trace.get("type", "scatter") for trace in figure.get("data", []))
+            self.env.metadata[self.env.docname]["needs_plotly"] = True
+            label = escape(figure_label(figure), quote=True)
+            html = (f'<figure class="plotly-figure" role="group" aria-label="{label}">'
+                    f'{figure_html(figure, div_id="course-map")}</figure>')
+            return [nodes.raw("", html, format="html", classes=["output", "plotly-figure"])]
+
+    return CourseMap
+
+
+def _plotly_on_directive_pages(app: Any, pagename: str, *args: Any) -> None:
+    if app.env.metadata.get(pagename, {}).get("needs_plotly"):
+        app.add_js_file(PLOTLY_JS)  # this page only (called from html-page-context)
+
+
 def setup(app: Any) -> dict[str, Any]:
     """Sphinx extension entry point."""
     app.add_config_value("course_attention_plotly_dir", "_vendor/plotly", "html")
@@ -279,4 +308,6 @@ def setup(app: Any) -> dict[str, Any]:
     app.connect("html-page-context", _drop_widget_state, priority=400)  # before myst-nb's 500
     app.connect("html-page-context", _reader_edition_buttons, priority=600)  # after the theme's
     app.connect("build-finished", _copy_reader_notebooks)
+    app.add_directive("course-map", _course_map_directive())
+    app.connect("html-page-context", _plotly_on_directive_pages)
     return {"version": "0.1", "parallel_read_safe": True, "parallel_write_safe": True}

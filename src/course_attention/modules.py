@@ -275,20 +275,34 @@ class PositionalEncoding(torch.nn.Module):
 
 
 class FeedForward(torch.nn.Module):
-    """Position-wise feed-forward network: ``linear2(relu(linear1(x)))``, applied per token.
+    """Position-wise feed-forward network: ``linear2(act(linear1(x)))``, applied per token.
 
     Introduced in chapter 6. ``(batch, seq, d_model) → (batch, seq, d_ff) → (batch, seq,
-    d_model)``; ``d_ff`` is usually ``4 * d_model``.
+    d_model)``; ``d_ff`` is usually ``4 * d_model``. ``activation``: ``"relu"`` (the original
+    Transformer's, chapters 6 and 7), ``"gelu"`` (exact, with erf) or ``"gelu_tanh"``, GELU's
+    tanh approximation ``0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³)))`` that GPT-2 uses (chapter 8;
+    Hugging Face calls it ``"gelu_new"``).
     """
 
-    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0):
+    ACTIVATIONS = ("relu", "gelu", "gelu_tanh")
+
+    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0, activation: str = "relu"):
         super().__init__()
+        if activation not in self.ACTIVATIONS:
+            raise ValueError(f"activation must be one of {self.ACTIVATIONS}; got {activation!r}")
+        self.activation = activation
         self.linear1 = torch.nn.Linear(d_model, d_ff)
         self.linear2 = torch.nn.Linear(d_ff, d_model)
         self.dropout = torch.nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.linear2(self.dropout(torch.relu(self.linear1(x))))
+        h = self.linear1(x)
+        if self.activation == "relu":
+            h = torch.relu(h)
+        else:
+            approximate = "tanh" if self.activation == "gelu_tanh" else "none"
+            h = torch.nn.functional.gelu(h, approximate=approximate)
+        return self.linear2(self.dropout(h))
 
 
 def _copy_mha(ours: MultiHeadAttention, theirs: torch.nn.MultiheadAttention) -> None:

@@ -1,6 +1,8 @@
-"""Checkers for the chapter exercises: ``check(exercise_id, fn)`` prints ✓ or a hint.
+"""Checkers for the chapter exercises: ``check(exercise_id, fn)`` prints ✓ or what failed.
 
-Introduced in chapter 1. The checker lives in ``exercises/core.py``; each chapter's exercises —
+Introduced in chapter 1. Help comes in stages: the first failure shows what failed, the second
+adds a hint, the third the recipe; ``hint(exercise_id)`` asks for the next stage sooner and
+``reset()`` starts over. The checker lives in ``exercises/core.py``; each chapter's exercises —
 reference, test cases, hint, difficulty, time and catalogue of known mistakes — live in one
 module per chapter, which registers them in ``EXERCISES`` when imported here.
 """
@@ -8,6 +10,7 @@ module per chapter, which registers them in ``EXERCISES`` when imported here.
 from __future__ import annotations
 
 from . import (  # noqa: F401 - importing a chapter module registers its exercises
+    ch00_toolbox,
     ch01_soft_lookup,
     ch02_scaled_dot_product,
     ch03_self_attention,
@@ -20,6 +23,6 @@ from . import (  # noqa: F401 - importing a chapter module registers its exercis
     ch10_positions,
     ch11_efficient_attention,
 )
-from .core import EXERCISES, Exercise, Mistake, check, evaluate
+from .core import EXERCISES, Exercise, Mistake, check, evaluate, hint, reset
 
-__all__ = ["Exercise", "Mistake", "check", "evaluate", "EXERCISES"]
+__all__ = ["Exercise", "Mistake", "check", "evaluate", "hint", "reset", "EXERCISES"]

@@ -184,6 +184,11 @@ register(
             "with scores near 1000 gives NaN, subtract the largest score of each row first: "
             "softmax(x) equals softmax(x - max(x))."
         ),
+        nudge=(
+            "softmax(x) is exp(x) divided by the sum of exp(x) along the last axis, and it does "
+            "not change when the same number is subtracted from every score of a row: choose that "
+            "number so that np.exp cannot overflow."
+        ),
     )
 )
 
@@ -199,6 +204,10 @@ register(
         hint=(
             "three steps: scores = K @ q, shape (n_keys,); weights = softmax(scores); "
             "output = weights @ V, shape (d_v,). Chapter 1 does not divide by sqrt(d_k)."
+        ),
+        nudge=(
+            "it is the chapter's computation for one query: a score for every key, weights from "
+            "the scores, then the values mixed by the weights."
         ),
         hints_by_shape={"()": "you returned a number: multiply the weights with V, not with q."},
     )
@@ -216,6 +225,10 @@ register(
         hint=(
             "divide the scores by the temperature before the softmax (not the weights after it); "
             "a temperature below 1 should make the largest weight larger."
+        ),
+        nudge=(
+            "the temperature acts on the scores, not on the weights: look at where T sits in e^(s "
+            "/ T)."
         ),
     )
 )

@@ -217,6 +217,11 @@ register(
             "softmax along the last axis (subtract the row maximum first), then weights @ V. "
             "`K.T` reverses every axis of a batched array: swap only the last two."
         ),
+        nudge=(
+            "it is chapter 1's look-up for many queries at once, with the scores divided by √d_k, "
+            "and it must work with any leading batch axes: which axes of K does the product need "
+            "swapped?"
+        ),
     )
 )
 
@@ -233,6 +238,10 @@ register(
             "entry [i, j] is p_i (δ_ij − p_j). For p of shape (..., n) build p[..., :, None] * "
             "np.eye(n) for the diagonal and subtract the outer product "
             "p[..., :, None] * p[..., None, :] (np.outer only handles 1-D p)."
+        ),
+        nudge=(
+            "differentiate p_i = e^(s_i) / Σ_k e^(s_k) with respect to s_j twice: once for j = i, "
+            "once for j ≠ i."
         ),
     )
 )
@@ -256,6 +265,10 @@ register(
             "q · k is a sum of d_k independent products q_i k_i. Each product has mean 0 and "
             "variance std_q² · std_k², and variances of independent terms add."
         ),
+        nudge=(
+            "q · k is a sum of d_k products: what is the variance of one product of two "
+            "independent zero-mean numbers, and of a sum of independent terms?"
+        ),
     )
 )
 
@@ -272,6 +285,10 @@ register(
             "turn the mask into numbers to add, np.where(mask, 0.0, -np.inf): 0 leaves a score "
             "unchanged and −inf gives weight 0. Add them to the scores, then take the softmax "
             "over the last axis."
+        ),
+        nudge=(
+            "a hidden key must end with weight exactly 0: before the softmax, give its score a "
+            "value whose exponential is 0."
         ),
     )
 )

@@ -163,6 +163,10 @@ register(
             "(seq, d_v)); then softmax(Q Kᵀ / √d_k) V with d_k = W_k.shape[1], the width of the "
             "keys — not d_model, the width of X."
         ),
+        nudge=(
+            "the queries, keys and values all come from the same X, each through its own matrix; "
+            "after that it is chapter 2's attention, scaled by the width of the keys."
+        ),
     )
 )
 
@@ -179,6 +183,10 @@ register(
             "the weights have shape (batch, n_heads, seq, seq): multiply the four sizes, with seq "
             "twice, and the bytes per number."
         ),
+        nudge=(
+            "the weights hold one number per (query, key) pair, per head and per sequence of the "
+            "batch: count them, then multiply by the bytes of one number."
+        ),
     )
 )
 
@@ -194,6 +202,10 @@ register(
         hint=(
             "row i of Y belongs to the original token perm[i]. You need the inverse "
             "permutation, np.argsort(perm): Y[np.argsort(perm)]. Y[perm] permutes a second time."
+        ),
+        nudge=(
+            "row i of Y is the output of the token that the shuffle put at position i; perm says "
+            "where each row came from, and you need the opposite map."
         ),
     )
 )

@@ -200,6 +200,11 @@ register(
             "(batch, seq_len), True at real tokens; add the head and query axes with "
             "[:, None, None, :] so the mask broadcasts to the scores (batch, heads, seq_q, seq_k)."
         ),
+        nudge=(
+            "a position holds a real token when its index is smaller than its sequence's length; "
+            "then give the mask the axes it needs to broadcast against scores (batch, heads, "
+            "seq_q, seq_k)."
+        ),
     )
 )
 
@@ -218,6 +223,10 @@ register(
             "maximum of the allowed ones before np.exp, then multiply by the mask and divide "
             "only where the row sum is positive (np.divide(..., where=total > 0))."
         ),
+        nudge=(
+            "think about two rows before you code: one with some hidden keys (their weights must "
+            "be exactly 0) and one in which every key is hidden (all zeros, not NaN)."
+        ),
     )
 )
 
@@ -234,6 +243,10 @@ register(
             "outputs at padded query positions are garbage: leave them out. Build the "
             "(batch, seq) mask of real positions from lengths and average losses[mask] only, "
             "not losses.mean() over every position."
+        ),
+        nudge=(
+            "average over the real positions only: a padded position must count neither in the sum "
+            "nor in the number you divide by."
         ),
     )
 )

@@ -140,6 +140,11 @@ register(
             "then swap the seq and heads axes with .transpose(0, 2, 1, 3). Reshaping straight to "
             "(batch, n_heads, seq, d_head) gives the right shape but mixes positions into heads."
         ),
+        nudge=(
+            "each head owns a contiguous slice of the d_model features of every token: split the "
+            "last axis into (n_heads, d_head) first, and only then move the heads axis in front of "
+            "seq."
+        ),
     )
 )
 
@@ -155,6 +160,9 @@ register(
         hint=(
             "swap the heads and seq axes back first, .transpose(0, 2, 1, 3), giving "
             "(batch, seq, heads, d_head), then reshape to (batch, seq, heads * d_head)."
+        ),
+        nudge=(
+            "it undoes split_heads: undo its steps in the reverse order."
         ),
     )
 )
@@ -172,6 +180,10 @@ register(
             "(m, k) @ (k, n) costs m·k·n multiply-adds. Count the four projections "
             "(seq, d) @ (d, d), then per head the scores (seq, d/h) @ (d/h, seq) and the "
             "weighted sum (seq, seq) @ (seq, d/h), times n_heads heads."
+        ),
+        nudge=(
+            "an (m, k) @ (k, n) product costs m·k·n multiply-adds: list every matrix product of "
+            "one multi-head layer with its shapes, the per-head ones included."
         ),
     )
 )

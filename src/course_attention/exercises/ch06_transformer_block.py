@@ -191,6 +191,10 @@ register(
             "(axis=-1, keepdims=True); use the biased variance (np.var's default) plus eps = 1e-5 "
             "under the square root, then multiply by gamma and add beta."
         ),
+        nudge=(
+            "each token is normalised on its own, over its own features (the last axis); then "
+            "gamma scales and beta shifts."
+        ),
     )
 )
 
@@ -208,6 +212,11 @@ register(
             "d_model), the feed-forward network (W_1 d_model × d_ff, W_2 d_ff × d_model, biases "
             "d_ff and d_model) and two layer norms (gamma and beta of d_model each)."
         ),
+        nudge=(
+            "count the weights and the biases of each part of the layer separately: the four "
+            "attention projections, the two layers of the feed-forward network and the two layer "
+            "norms."
+        ),
     )
 )
 
@@ -224,6 +233,10 @@ register(
             "pre-norm (norm_first=True) is x + ff(layer_norm(x)); post-norm is "
             "layer_norm(x + ff(x)). Use ref.layer_norm with its defaults (gamma 1, beta 0) and "
             "ref.feed_forward; keep the residual x outside the norm in pre-norm."
+        ),
+        nudge=(
+            "the two placements differ only in where the layer norm sits relative to the residual "
+            "addition: compare the section's two equations."
         ),
     )
 )

@@ -197,6 +197,10 @@ register(
             "bos_id in front, (batch, 1), and drop the last column of labels, labels[:, :-1]. "
             "The result has the same shape as labels."
         ),
+        nudge=(
+            "with teacher forcing the decoder reads, at position t, the target of position t − 1; "
+            "at position 0 there is no earlier target, so it reads bos_id."
+        ),
     )
 )
 
@@ -213,6 +217,11 @@ register(
             "encoder self-attention sees everything: np.ones((n_src, n_src), bool); decoder "
             "self-attention is causal: np.tril of ones (n_tgt, n_tgt); cross-attention lets every "
             "target query see every source key: np.ones((n_tgt, n_src), bool) — rows are queries."
+        ),
+        nudge=(
+            "one mask per attention, rows are queries and columns keys: may the encoder see later "
+            "source tokens? may the decoder see later target tokens? what may a target query see "
+            "of the source?"
         ),
     )
 )
@@ -231,6 +240,10 @@ register(
             "scores = decoder_states @ memory.T / sqrt(d), shape (seq_t, seq_s); softmax over "
             "the last axis (the source positions); output = weights @ memory, shape (seq_t, d). "
             "Return (output, weights)."
+        ),
+        nudge=(
+            "cross-attention is chapter 2's attention with the queries from the decoder and the "
+            "keys and values from the memory."
         ),
     )
 )

@@ -308,6 +308,10 @@ register(
             "float rounding such as 0.6 + 0.3 = 0.8999999999999999 cannot add one); zero the "
             "others at their own ids and divide by the sum."
         ),
+        nudge=(
+            "take the tokens from the most likely down and keep them until their running total "
+            "reaches p; every other token gets probability 0 before you renormalise."
+        ),
     )
 )
 
@@ -325,6 +329,10 @@ register(
             "d)); then weights = softmax(K @ q / sqrt(d_k)), shape (t + 1,); output = weights @ "
             "V. Return (output, K, V): the caches for the next step."
         ),
+        nudge=(
+            "one step with a KV cache: the new token's key and value join the cache first, then "
+            "its query attends to everything in the cache."
+        ),
     )
 )
 
@@ -341,6 +349,11 @@ register(
             "counts = zeros((vocab_size, vocab_size)) + alpha; np.add.at(counts, (train[:-1], "
             "train[1:]), 1); divide each row by its sum to get P(next | previous); the loss is "
             "-mean(log P[valid[:-1], valid[1:]]) in nats."
+        ),
+        nudge=(
+            "a bigram model is a table of next-token probabilities for each previous token, "
+            "estimated from counts of the training pairs (plus alpha each); the loss is measured "
+            "on the validation pairs, in nats."
         ),
     )
 )

@@ -175,6 +175,10 @@ register(
             "for each query q = 1 … seq − 1 take weights[q, q − 1] (the diagonal just below the "
             "main one: np.diagonal(weights, offset=-1)) and average them."
         ),
+        nudge=(
+            "a previous-token head puts the weight of query q on key q − 1: which diagonal of the "
+            "weight matrix holds those entries?"
+        ),
     )
 )
 
@@ -192,6 +196,10 @@ register(
             "there are any, take the most recent j and the weight weights[q, j + 1]. Average over "
             "those queries only (return 0.0 when there are none)."
         ),
+        nudge=(
+            "an induction head at query q looks at the token right after the most recent earlier "
+            "occurrence of tokens[q]; queries whose token did not occur before do not count."
+        ),
     )
 )
 
@@ -207,6 +215,10 @@ register(
         hint=(
             "copy heads, set heads[head] = 0, then merge: (heads, seq, d_head) → (seq, heads, "
             "d_head) → (seq, heads · d_head), and multiply by W_o."
+        ),
+        nudge=(
+            "switching a head off sets its output to zero before the heads are merged and "
+            "projected, without changing the caller's array."
         ),
     )
 )

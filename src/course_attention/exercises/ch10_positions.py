@@ -153,6 +153,10 @@ register(
             "d_model); put np.sin(pos * freq) in the even columns (table[:, 0::2]) and "
             "np.cos(pos * freq) in the odd ones (table[:, 1::2])."
         ),
+        nudge=(
+            "columns 2i and 2i + 1 hold the sine and the cosine of pos · ω_i, with ω_i = "
+            "10000^(−2i / d_model)."
+        ),
     )
 )
 
@@ -170,6 +174,10 @@ register(
             "(-np.arange(0, d, 2) / d); the rotated pair is (a cos − b sin, a sin + b cos); "
             "write the results back to the even and odd features."
         ),
+        nudge=(
+            "RoPE rotates each pair of features (x[2i], x[2i + 1]) by the angle position · θ_i, "
+            "with θ_i = 10000^(−2i / d)."
+        ),
     )
 )
 
@@ -186,6 +194,10 @@ register(
             "distance = m − n with m the row (query) and n the column (key), "
             "np.subtract.outer(np.arange(n), np.arange(n)); the bias is −slope · distance where "
             "distance ≥ 0 and −inf where the key comes after the query."
+        ),
+        nudge=(
+            "ALiBi adds −slope × (how far the key lies behind the query) to each score, and hides "
+            "every key after the query."
         ),
     )
 )

@@ -168,6 +168,10 @@ register(
             "each d_head numbers of bytes_per_value bytes: 2 · n_layers · n_kv_heads · d_head · "
             "bytes_per_value. n_heads (the query heads) does not appear."
         ),
+        nudge=(
+            "the cache keeps a key and a value for every layer and every key/value head, each "
+            "d_head numbers long; the query heads share them."
+        ),
     )
 )
 
@@ -184,6 +188,10 @@ register(
             "m_new = np.maximum(m, x_block.max(axis=-1)); the old sum was measured against m, so "
             "rescale it by np.exp(m - m_new); add np.exp(x_block - m_new[:, None]).sum(axis=-1)."
         ),
+        nudge=(
+            "the running sum was measured against the old maximum: when a block raises the "
+            "maximum, rescale the old sum to the new one before adding the block's terms."
+        ),
     )
 )
 
@@ -199,6 +207,10 @@ register(
         hint=(
             "each KV head serves a group of g = n_heads // n_kv_heads neighbouring query heads: "
             "repeat every head g times in place along axis 1, np.repeat(K, g, axis=1)."
+        ),
+        nudge=(
+            "query heads come in groups of g = n_heads // n_kv_heads neighbours that share one "
+            "key/value head: each key/value head must appear g times in a row."
         ),
     )
 )

@@ -10,14 +10,27 @@ wrong answer with a short catalogue of known mistakes (:class:`Mistake`). It nam
 when the learner's output agrees with it on *every* test case (a case where the mistake happens to
 give the right answer must be right too) and it is wrong on at least one: one degenerate case
 never decides. When the learner's code raises, it shows the error, what the common numpy and torch
-errors mean for this case's input shapes, and the hint. The message comes in stages: what is
-wrong and on which case, then the likely mistake when one matches, then the hint.
+errors mean for this case's input shapes.
+
+Help comes in stages, remembered per exercise for the session (issue 17: a recipe handed over on
+the first failure makes the second try mechanical):
+
+1. the first failure shows what failed — the case, what differs or what was raised, and the
+   catalogued mistake's name when one matches — and says how to get a hint;
+2. the second failure, or ``hint(exercise_id)``, adds the hint (:attr:`Exercise.first_hint`):
+   where to look;
+3. the third failure, or a second ``hint``, gives the recipe (:attr:`Exercise.hint`), and the
+   message is then the complete one that :func:`evaluate` returns.
+
+A stub that still raises ``NotImplementedError`` is not a failure, a pass changes no stage (a
+hint once given stays given), and :func:`reset` or a fresh session starts over.
 """
 
 from __future__ import annotations
 
 import copy
 import inspect
+import re
 import signal
 import threading
 import time
@@ -32,9 +45,14 @@ __all__ = [
     "Exercise",
     "EXERCISES",
     "TIME_LIMIT_S",
+    "WHAT_FAILED",
+    "HINT",
+    "RECIPE",
     "register",
     "evaluate",
     "check",
+    "hint",
+    "reset",
     "rng",
 ]
 
@@ -54,12 +72,19 @@ class Mistake:
     fn: Callable[..., Any]
 
 
+WHAT_FAILED, HINT, RECIPE = 1, 2, 3
+"""The stages of help: what failed (and the likely mistake), then the hint, then the recipe."""
+
+
 @dataclass(frozen=True)
 class Exercise:
-    """One exercise: reference solution, input cases, hint and catalogue of known mistakes.
+    """One exercise: reference solution, input cases, hints and catalogue of known mistakes.
 
-    ``difficulty`` is 1–3 stars and ``minutes`` a time estimate; the chapter shows both in the
-    exercise's title (:attr:`badge`), and a test checks that they agree.
+    ``hint`` is the recipe, the last stage of help: how to compute the answer, step by step.
+    ``nudge`` is the hint that comes before it: where to look, without the steps (when it is
+    empty, :attr:`first_hint` takes the recipe's first sentence). ``difficulty`` is 1–3 stars and
+    ``minutes`` a time estimate; the chapter shows both in the exercise's title (:attr:`badge`),
+    and a test checks that they agree.
     """
 
     id: str
@@ -72,6 +97,7 @@ class Exercise:
     mistakes: tuple[Mistake, ...] = ()
     atol: float = 1e-6
     hints_by_shape: dict[str, str] = field(default_factory=dict)
+    nudge: str = ""
 
     def __post_init__(self) -> None:
         if self.difficulty not in (1, 2, 3):
@@ -83,6 +109,22 @@ class Exercise:
     def badge(self) -> str:
         """The difficulty (stars) and time the chapter shows, e.g. ``"★★☆ · ~10 min"``."""
         return "★" * self.difficulty + "☆" * (3 - self.difficulty) + f" · ~{self.minutes} min"
+
+    @property
+    def first_hint(self) -> str:
+        """The hint of stage 2: ``nudge``, or else the recipe's first sentence or clause."""
+        if self.nudge:
+            return self.nudge
+        sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z(`])", self.hint.strip())
+        if len(sentences) > 1 and len(sentences[0].split()) >= 4:
+            return sentences[0]
+        clause = re.split(r"[:;]\s", self.hint.strip(), maxsplit=1)[0]
+        if clause != self.hint.strip() and len(clause.split()) >= 4:
+            return clause + "."
+        return (
+            "print the shape and a few values of every intermediate result on the failing case, "
+            "and compare them with the chapter's teaching copy."
+        )
 
     @property
     def argument_names(self) -> list[str]:
@@ -388,11 +430,25 @@ def _timeout_message(ex: Exercise, label: str, args: tuple, run: _Run) -> str:
         f"✗ {ex.title}: on {label} your function was still running after {TIME_LIMIT_S:g} s — "
         f"an endless loop (a `while` whose condition never changes)? {stopped}."
         f"\n  This test case's inputs: {_describe_inputs(ex, args)}."
-        f"\n  Hint: {ex.hint}"
     )
 
 
 # --- judging ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Verdict:
+    """What the checker found, before it is worded for a stage of help.
+
+    ``what`` says what failed (the case, the difference or the error, the inputs); ``mistake``
+    is the catalogued mistake the answer matches, if any; ``attempt`` is False for a pass, a stub
+    that still raises ``NotImplementedError`` and an unknown exercise: those move no stage.
+    """
+
+    passed: bool
+    what: str
+    mistake: str | None = None
+    attempt: bool = True
 
 
 def _likely_mistake(
@@ -425,7 +481,7 @@ def _likely_mistake(
     return None
 
 
-def _judge(ex: Exercise, fn: Callable[..., Any]) -> tuple[bool, str]:
+def _judge(ex: Exercise, fn: Callable[..., Any]) -> _Verdict:
     cases = list(ex.cases())
     runs: list[_Run] = []
     expected: list[Any] = []
@@ -437,54 +493,137 @@ def _judge(ex: Exercise, fn: Callable[..., Any]) -> tuple[bool, str]:
         expected.append(ex.reference(*copy.deepcopy(args)))
         if run.timed_out:
             if failure is None:
-                return False, _timeout_message(ex, label, args, run)
+                return _Verdict(False, _timeout_message(ex, label, args, run))
             break
         if failure is not None:
             continue  # only the mistake catalogue needs the later cases
         if isinstance(run.error, NotImplementedError):
-            return False, f"✗ {ex.title}: not implemented yet — replace the `raise` with your code."
+            return _Verdict(
+                False,
+                f"✗ {ex.title}: not implemented yet — replace the `raise` with your code.",
+                attempt=False,
+            )
         if run.error is not None:
             error = run.error
-            return False, (
+            return _Verdict(
+                False,
                 f"✗ {ex.title}: on {label} your function raised {type(error).__name__}: {error}"
-                + _explain_error(error, ex, args)
-                + f"\n  Hint: {ex.hint}"
+                + _explain_error(error, ex, args),
             )
         message = _compare(expected[-1], run.value, ex)
         if message:
             failure = (n, f"✗ {ex.title}: {label}: {message}")
     if failure is None:
-        return True, f"✓ {ex.title}: correct on all {len(cases)} test cases."
+        passed = f"✓ {ex.title}: correct on all {len(cases)} test cases."
+        return _Verdict(True, passed, attempt=False)
     mistake = _likely_mistake(ex, cases, expected, runs)
     message = failure[1]
     if mistake:  # a named mistake explains the difference: no guess about float32
         message = message.split(_MAYBE_FLOAT32)[0]
-    return False, (
-        message + (f"\n  Likely mistake: {mistake}." if mistake else "") + f"\n  Hint: {ex.hint}"
-    )
+    return _Verdict(False, message, mistake)
 
 
-def evaluate(exercise_id: str, fn: Callable[..., Any]) -> tuple[bool, str]:
-    """Run ``fn`` on the exercise's cases; return ``(passed, message)``. Never raises.
-
-    Each call of ``fn`` gets its own deep copy of the case's inputs and at most
-    ``TIME_LIMIT_S`` seconds.
-    """
+def _verdict(exercise_id: str, fn: Callable[..., Any]) -> _Verdict:
+    """Judge ``fn``; never raises (a checker bug becomes a message)."""
     ex = EXERCISES.get(exercise_id)
     if ex is None:
-        return False, f"unknown exercise {exercise_id!r}; known: {sorted(EXERCISES)}"
+        return _Verdict(
+            False, f"unknown exercise {exercise_id!r}; known: {sorted(EXERCISES)}", attempt=False
+        )
     try:
         return _judge(ex, fn)
     except Exception as error:  # noqa: BLE001 - the checker must never raise
-        return False, (
+        return _Verdict(
+            False,
             f"✗ {ex.title}: the checker could not judge your answer "
-            f"({type(error).__name__}: {error}).\n  Hint: {ex.hint}"
+            f"({type(error).__name__}: {error}).",
         )
 
 
-def check(exercise_id: str, fn: Callable[..., Any]) -> None:
-    """Print ✓ when ``fn`` solves the exercise, else what is wrong and a hint. Never raises.
+def _hint_call(exercise_id: str) -> str:
+    return f'ex.hint("{exercise_id}")'
 
-    Introduced in chapter 1. Example: ``ex.check("soft-lookup-1", my_softmax)``.
+
+def _message(exercise_id: str, verdict: _Verdict, stage: int) -> str:
+    """The checker's message at a stage of help (:data:`WHAT_FAILED`, :data:`HINT`,
+    :data:`RECIPE`); at :data:`RECIPE` it is the complete message."""
+    ex = EXERCISES.get(exercise_id)
+    if verdict.passed or not verdict.attempt or ex is None:
+        return verdict.what
+    text = verdict.what + (f"\n  Likely mistake: {verdict.mistake}." if verdict.mistake else "")
+    if stage >= RECIPE:
+        return text + f"\n  Hint: {ex.hint}"
+    if stage == HINT:
+        return (
+            text + f"\n  Hint: {ex.first_hint}"
+            f"\n  Still stuck? Run {_hint_call(exercise_id)} for the recipe."
+        )
+    return text + f"\n  Stuck? Run {_hint_call(exercise_id)} for a hint."
+
+
+def evaluate(
+    exercise_id: str, fn: Callable[..., Any], stage: int = RECIPE
+) -> tuple[bool, str]:
+    """Run ``fn`` on the exercise's cases; return ``(passed, message)``. Never raises.
+
+    Each call of ``fn`` gets its own deep copy of the case's inputs and at most
+    ``TIME_LIMIT_S`` seconds. The message is worded for ``stage`` (1: what failed, 2: and the
+    hint, 3 — the default — and the recipe: the complete message); unlike :func:`check`,
+    ``evaluate`` remembers nothing.
     """
-    print(evaluate(exercise_id, fn)[1])
+    return (verdict := _verdict(exercise_id, fn)).passed, _message(exercise_id, verdict, stage)
+
+
+# --- help in stages, remembered for the session --------------------------------------------------
+
+_FAILURES: dict[str, int] = {}  # exercise id -> failed attempts judged by check()
+_STAGE: dict[str, int] = {}  # exercise id -> the stage of help reached (default WHAT_FAILED)
+
+
+def _next_stage(exercise_id: str) -> int:
+    _STAGE[exercise_id] = min(_STAGE.get(exercise_id, WHAT_FAILED) + 1, RECIPE)
+    return _STAGE[exercise_id]
+
+
+def check(exercise_id: str, fn: Callable[..., Any]) -> None:
+    """Print ✓ when ``fn`` solves the exercise, else what failed, with help in stages.
+
+    Introduced in chapter 1. Example: ``ex.check("soft-lookup-1", my_softmax)``. The first failure
+    shows the failing case and, when the answer matches a catalogued mistake, its name; the second
+    adds the hint; the third the recipe (``ex.hint(exercise_id)`` gives them sooner). Never
+    raises.
+    """
+    verdict = _verdict(exercise_id, fn)
+    if verdict.attempt and not verdict.passed:
+        _FAILURES[exercise_id] = _FAILURES.get(exercise_id, 0) + 1
+        if _FAILURES[exercise_id] > 1:
+            _next_stage(exercise_id)
+    print(_message(exercise_id, verdict, _STAGE.get(exercise_id, WHAT_FAILED)))
+
+
+def hint(exercise_id: str) -> None:
+    """Print the next stage of help for an exercise: first the hint, then the recipe.
+
+    Introduced in chapter 1. Example: ``ex.hint("soft-lookup-1")``. Asking moves the stage like a
+    failed try: after one ``hint``, the next failure of :func:`check` shows the hint again, the
+    one after it the recipe. Never raises.
+    """
+    ex = EXERCISES.get(exercise_id)
+    if ex is None:
+        print(f"unknown exercise {exercise_id!r}; known: {sorted(EXERCISES)}")
+    elif _next_stage(exercise_id) == HINT:
+        print(
+            f"Hint for {ex.title}: {ex.first_hint}"
+            f"\n  Still stuck? Run {_hint_call(exercise_id)} again for the recipe."
+        )
+    else:
+        print(f"Recipe for {ex.title}: {ex.hint}")
+
+
+def reset(exercise_id: str | None = None) -> None:
+    """Start the stages of help over, for one exercise or (``None``) for all of them."""
+    for memory in (_FAILURES, _STAGE):
+        if exercise_id is None:
+            memory.clear()
+        else:
+            memory.pop(exercise_id, None)

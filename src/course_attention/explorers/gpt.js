@@ -16,6 +16,11 @@
 
   function add(x, y) { for (var i = 0; i < x.length; i++) x[i] += y[i]; return x; }
 
+  // GELU's tanh approximation, as GPT-2 (FeedForward(activation="gelu_tanh")):
+  // 0.5 v (1 + tanh(sqrt(2 / pi) (v + 0.044715 v^3)))
+  var GELU_C = Math.sqrt(2 / Math.PI);
+  function gelu(v) { return 0.5 * v * (1 + Math.tanh(GELU_C * (v + 0.044715 * v * v * v))); }
+
   function GPT(model) {
     var c = model.config, t = model.tensors;
     this.config = c;
@@ -32,8 +37,8 @@
       });
     }
     this.norm = [t["norm.weight"], t["norm.bias"]];
-    // untied: its own output layer; tied: the token embedding scores the characters
-    this.out = c.tied ? [this.tok, null] : [t["out.weight"], t["out.bias"]];
+    // untied: its own output layer; tied: the token embedding scores the characters (no bias)
+    this.out = [c.tied ? this.tok : t["out.weight"], null];
   }
 
   // An empty cache: every layer's keys and values so far (one row per position).
@@ -72,7 +77,7 @@
       }
       add(x, linear(merged, b.Wo, b.bo)); // x + attn(norm1(x))
       var f = linear(M.layerNorm(x, b.norm2[0], b.norm2[1], eps), b.W1, b.b1);
-      add(x, linear(f.map(function (v) { return v > 0 ? v : 0; }), b.W2, b.b2)); // x + ff(norm2(x))
+      add(x, linear(f.map(gelu), b.W2, b.b2)); // x + ff(norm2(x))
     }
     cache.length++;
     return linear(M.layerNorm(x, this.norm[0], this.norm[1], eps), this.out[0], this.out[1]);

@@ -86,7 +86,8 @@ def shown_ids(probs: np.ndarray, shown: int = SHOWN) -> list[int]:
 
 def payload(model: Any) -> dict[str, Any]:
     """``model`` (a :class:`course_attention.gpt.GPT` on :mod:`course_attention.corpus`'s
-    characters) as the page loads it: float32 weights plus its shape and vocabulary."""
+    characters) as the page loads it: float32 weights plus its shape and vocabulary. ``gpt.js``
+    runs GPT-2's architecture, as the model does: GELU's tanh approximation, no output bias."""
     from .. import corpus, gpt
 
     if not isinstance(model, gpt.GPT):
@@ -107,6 +108,7 @@ def payload(model: Any) -> dict[str, Any]:
         "d_ff": 4 * c.d_model if c.d_ff is None else c.d_ff,
         "tied": c.tied,
         "norm_eps": model.norm.eps,
+        "activation": model.blocks[0].ff.activation,  # "gelu_tanh", as GPT-2
         "positions": "learned",
         "norms": "pre-norm blocks, then a final layer norm",
     }

@@ -4,6 +4,8 @@
 a module of their own and are re-exported here, so chapters just call ``viz.<figure>(...)``.
 """
 
+from .architecture import *  # noqa: F403
+from .architecture import __all__ as _architecture
 from .core import *  # noqa: F403
 from .core import __all__ as _core
 from .decoder_only import *  # noqa: F403
@@ -42,4 +44,5 @@ __all__ = [
     *_efficient,
     *_induction,
     *_positions,
+    *_architecture,
 ]
