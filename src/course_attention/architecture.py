@@ -132,7 +132,7 @@ class Node:
 
     @property
     def paths(self) -> tuple[str, ...]:
-        """The module paths this box stands for: its own and those of its repeats."""
+        """The module paths this box stands for (its own and those of its repeats)."""
         return (self.path, *self.also)
 
 

@@ -384,3 +384,164 @@ register(
         ),
     )
 )
+
+
+# --- toolbox-5: one pre-norm block on the residual stream ---------------------------------------
+
+
+class _Sublayer:
+    """A sublayer the cases pass in, ``(seq, d_model) → (seq, d_model)``, named in messages."""
+
+    def __init__(self, kind: str, gen: np.random.Generator, d: int) -> None:
+        self.kind = kind
+        self.W1 = gen.normal(size=(d, 2 * d)) / np.sqrt(d)
+        self.W2 = gen.normal(size=(2 * d, d)) / np.sqrt(2 * d)
+        self.gamma, self.beta = 1 + 0.3 * gen.normal(size=d), 0.3 * gen.normal(size=d)
+
+    def __call__(self, h: np.ndarray) -> np.ndarray:
+        if self.kind == "attn":  # causal attention with equal weights: row t averages rows 0 … t
+            return np.cumsum(h, axis=0) / np.arange(1, len(h) + 1)[:, None] @ self.W1[:, : len(h.T)]
+        if self.kind == "ff":
+            return np.maximum(h @ self.W1, 0) @ self.W2
+        centred = h - h.mean(axis=-1, keepdims=True)  # a layer norm with its own γ and β
+        return centred / np.sqrt((centred**2).mean(axis=-1, keepdims=True) + 1e-5) * self.gamma \
+            + self.beta
+
+    def __repr__(self) -> str:
+        return {"attn": "an attention sublayer", "ff": "a feed-forward sublayer"}.get(
+            self.kind, "a layer norm")
+
+
+def _pre_norm_block_reference(x: np.ndarray, attn: _Sublayer, ff: _Sublayer,
+                              norm: _Sublayer) -> np.ndarray:
+    h = x + attn(norm(x))  # (seq, d_model): attention reads a normalised copy, adds its output
+    return h + ff(norm(h))  # the feed-forward network reads the updated stream
+
+
+def _pre_norm_block_cases() -> list[tuple]:
+    gen = rng(5)
+    cases = []
+    for seq, d in ((4, 6), (5, 8), (3, 4), (6, 8)):
+        x = 2.0 + 3.0 * gen.normal(size=(seq, d))  # a stream far from mean 0 and spread 1
+        cases.append((x, _Sublayer("attn", gen, d), _Sublayer("ff", gen, d),
+                      _Sublayer("norm", gen, d)))
+    return cases
+
+
+PRE_NORM_MISTAKES = (
+    Mistake(
+        "post-norm, norm(x + attn(x)): chapter 6's original order; gpt.Block normalises only "
+        "what each sublayer reads",
+        lambda x, attn, ff, norm: (lambda h: norm(h + ff(h)))(norm(x + attn(x))),
+    ),
+    Mistake(
+        "the feed-forward network read the stream from before attention's write, ff(norm(x)): "
+        "it reads the updated stream x + attn(norm(x))",
+        lambda x, attn, ff, norm: x + attn(norm(x)) + ff(norm(x)),
+    ),
+    Mistake(
+        "no residual additions: each sublayer's output replaced the stream instead of being "
+        "added to it",
+        lambda x, attn, ff, norm: ff(norm(attn(norm(x)))),
+    ),
+    Mistake(
+        "the stream itself normalised, norm(x) + attn(norm(x)): the layer norm belongs on the "
+        "sublayer's input only, the stream keeps what was added",
+        lambda x, attn, ff, norm: (lambda h: norm(h) + ff(norm(h)))(norm(x) + attn(norm(x))),
+    ),
+)
+
+
+# --- toolbox-6: a linear probe's accuracy on new vectors ----------------------------------------
+
+
+def _probe_fit(X: np.ndarray, y: np.ndarray, bias: bool = True) -> np.ndarray:
+    A = np.c_[X, np.ones(len(X))] if bias else X
+    return np.linalg.lstsq(A, np.where(y, 1.0, -1.0), rcond=None)[0]
+
+
+def _probe_score(w: np.ndarray, X: np.ndarray, y: np.ndarray, bias: bool = True) -> float:
+    A = np.c_[X, np.ones(len(X))] if bias else X
+    return float(((A @ w > 0) == y).mean())
+
+
+def _probe_reference(X_fit: np.ndarray, y_fit: np.ndarray, X_new: np.ndarray,
+                     y_new: np.ndarray) -> float:
+    return _probe_score(_probe_fit(X_fit, y_fit), X_new, y_new)
+
+
+def _probe_cases() -> list[tuple]:
+    gen = rng(6)
+    cases = []
+    for n_fit, n_new, d in ((60, 40, 4), (80, 50, 6), (40, 40, 3), (30, 60, 8)):
+        X = gen.normal(size=(n_fit + n_new, d))  # (n, d)
+        score = X @ gen.normal(size=d) + 0.5 * gen.normal(size=len(X))  # a noisy linear rule
+        y = score > np.quantile(score, 0.75)  # 25 % True: the boundary misses the origin
+        cases.append((X[:n_fit], y[:n_fit], X[n_fit:], y[n_fit:]))
+    return cases
+
+
+PROBE_MISTAKES = (
+    Mistake(
+        "no bias column: the boundary was forced through the origin, where this property's "
+        "boundary is not",
+        lambda Xf, yf, Xn, yn: _probe_score(_probe_fit(Xf, yf, bias=False), Xn, yn, bias=False),
+    ),
+    Mistake(
+        "scored on the vectors it was fitted on: a probe's accuracy counts on new vectors only",
+        lambda Xf, yf, Xn, yn: _probe_reference(Xf, yf, Xf, yf),
+    ),
+    Mistake(
+        "fitted onto 0 and 1 but thresholded at 0: with 0/1 targets the boundary is 0.5 (or fit "
+        "onto −1 and +1, as the chapter does)",
+        lambda Xf, yf, Xn, yn: float(((np.c_[Xn, np.ones(len(Xn))] @ np.linalg.lstsq(
+            np.c_[Xf, np.ones(len(Xf))], yf.astype(float), rcond=None)[0] > 0) == yn).mean()),
+    ),
+    Mistake(
+        "the share of wrong answers, 1 − accuracy",
+        lambda Xf, yf, Xn, yn: 1 - _probe_reference(Xf, yf, Xn, yn),
+    ),
+)
+
+
+register(
+    Exercise(
+        id="toolbox-5",
+        title="one pre-norm block on the residual stream",
+        reference=_pre_norm_block_reference,
+        cases=_pre_norm_block_cases,
+        difficulty=1,
+        minutes=5,
+        mistakes=PRE_NORM_MISTAKES,
+        hint=(
+            "two lines: h = x + attn(norm(x)), then return h + ff(norm(h)). Each sublayer reads "
+            "a normalised copy of the stream and adds its output to the stream itself."
+        ),
+        nudge=(
+            "a sublayer *reads* the stream through the layer norm and *writes* by adding: what "
+            "does the feed-forward network read, the stream before or after attention's write?"
+        ),
+    )
+)
+
+register(
+    Exercise(
+        id="toolbox-6",
+        title="a linear probe's accuracy on new vectors",
+        reference=_probe_reference,
+        cases=_probe_cases,
+        difficulty=2,
+        minutes=10,
+        mistakes=PROBE_MISTAKES,
+        hint=(
+            "fit w by least squares, np.linalg.lstsq(np.c_[X_fit, np.ones(len(X_fit))], "
+            "np.where(y_fit, 1.0, -1.0), rcond=None)[0]; predict True where "
+            "np.c_[X_new, np.ones(len(X_new))] @ w > 0; return the share of predictions equal "
+            "to y_new as a float."
+        ),
+        nudge=(
+            "three steps: add a column of ones, fit onto ±1 by least squares on the fit "
+            "vectors, then count the right answers on the *new* vectors only."
+        ),
+    )
+)

@@ -112,7 +112,7 @@ class Exercise:
 
     @property
     def first_hint(self) -> str:
-        """The hint of stage 2: ``nudge``, or else the recipe's first sentence or clause."""
+        """The hint of stage 2 (``nudge``, or else the recipe's first sentence or clause)."""
         if self.nudge:
             return self.nudge
         sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z(`])", self.hint.strip())

@@ -25,8 +25,8 @@ class ChapterResults:
     ``ladder`` maps ``n`` to the Kneser–Ney ``n``-gram's loss (:mod:`course_attention.ngram`),
     ``bigram`` is the add-0.1 bigram of the chapter's first section, ``losses`` the training
     losses ``(steps,)``, ``repeat`` the losses on a first and a repeated copy
-    (:func:`repeat_losses`), ``loop`` the :func:`greedy_loop` of 120 greedy characters after
-    ``"for i in "``.
+    (:func:`~course_attention.gpt.repeat_losses`), ``loop`` the
+    :func:`~course_attention.gpt.greedy_loop` of 120 greedy characters after ``"for i in "``.
     """
 
     valid: float
@@ -48,8 +48,8 @@ def chapter_results(
     """Measure ``model`` as chapter 8 does: validation loss, baselines, repeated text, greedy loop.
 
     Introduced in chapter 8. ``ladder`` (from :func:`course_attention.ngram.ladder` on the same
-    ``train`` and ``valid``, orders 1 … 5) and ``valid_loss`` (:func:`validation_loss` on
-    ``valid``) are computed when not given.
+    ``train`` and ``valid``, orders 1 … 5) and ``valid_loss``
+    (:func:`~course_attention.gpt.validation_loss` on ``valid``) are computed when not given.
     """
     from .. import corpus, ngram
     from ..training import torch_threads
