@@ -17,12 +17,18 @@ MATHJAX := _vendor/static/mathjax/tex-mml-chtml.js
 STAMP := $(VENV)/.installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 JB_BUILD := $(BIN)/jupyter-book build . --builder html
+# The Chinese book (中文版): zh/ is written from chapters/, the catalogues in locales/ and the English
+# build's execution, built without executing again, and copied to _build/html/zh/.
+ZH_BUILD = $(BIN)/python -m course_attention.i18n.edition && rm -rf zh/_build \
+	&& $(BIN)/jupyter-book build zh --builder html $(1) && rm -rf _build/html/zh \
+	&& cp -r zh/_build/html _build/html/zh
 
-.PHONY: book test lab serve install plotly-js lint unit notebooks notebook-check strict-build browser chromium colab-check lab-check clean
+.PHONY: book test lab serve install plotly-js lint unit notebooks notebook-check strict-build browser chromium colab-check lab-check clean catalogues
 
 book: install
 	rm -rf _build/html _build/jupyter_execute _build/.doctrees
 	$(JB_BUILD)
+	$(call ZH_BUILD,)
 	@echo "The book is in $(CURDIR)/_build/html/index.html — 'make serve' to browse it."
 
 # The strict build runs first: the notebook check reuses its execution as one of its two runs, and
@@ -73,6 +79,11 @@ notebook-check: install
 strict-build: install
 	rm -rf _build/html _build/jupyter_execute _build/.doctrees
 	$(JB_BUILD) -W -n --keep-going
+	$(call ZH_BUILD,-W -n --keep-going)
+
+# After an English change: new units join the catalogues, changed ones turn fuzzy (locales/).
+catalogues: install
+	$(BIN)/python -m course_attention.i18n update
 
 # Debian's chromium drives the browser check (CHROMIUM=/path/to/chrome to use another build).
 # A second environment with Colab's versions of the libraries the course draws with and the
@@ -89,9 +100,12 @@ $(COLAB_VENV)/.installed: pyproject.toml
 colab-check: $(COLAB_VENV)/.installed
 	$(COLAB_VENV)/bin/python tests/colab_like.py
 
+# Debian's CJK fonts let screenshots of the Chinese site show glyphs (the site ships no web font).
 chromium:
 	@test -x "$${CHROMIUM:-/usr/bin/chromium}" || { $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; }
+	@dpkg -s fonts-noto-cjk >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq fonts-noto-cjk >/dev/null; }
 
 browser: install chromium
 	$(BIN)/pytest -q -x -n 2 --dist loadfile -m browser
@@ -116,4 +130,4 @@ serve:
 	$(BIN)/python -m http.server $(PORT) --bind 127.0.0.1 --directory _build/html
 
 clean:
-	rm -rf _build _vendor .venv-colab .venv-lab .pytest_cache .hypothesis .ruff_cache
+	rm -rf _build _vendor zh .venv-colab .venv-lab .pytest_cache .hypothesis .ruff_cache

@@ -24,13 +24,18 @@ def in_colab() -> bool:
     return "COLAB_RELEASE_TAG" in os.environ or "google.colab" in sys.modules
 
 
-def setup(seed: int = 0) -> None:
-    """Seed Python, numpy and torch, and pick the plotly renderer for where we run.
+def setup(seed: int = 0, lang: str = "en") -> None:
+    """Seed Python, numpy and torch, set the language, and pick the plotly renderer.
 
-    Call once at the top of every chapter. In Colab it switches plotly to a renderer that also
-    draws inside ``ipywidgets.interactive_output``; elsewhere plotly's default is kept (the book
-    build renders plotly's JSON output with :mod:`course_attention.book`).
+    Call once at the top of every chapter; a Chinese notebook passes ``lang="zh"``, which makes
+    the package's figures, explorers and checker speak Chinese (``course_attention.i18n``).
+    In Colab it switches plotly to a renderer that also draws inside
+    ``ipywidgets.interactive_output``; elsewhere plotly's default is kept (the book build renders
+    plotly's JSON output with :mod:`course_attention.book`).
     """
+    from .i18n import set_language
+
+    set_language(lang)
     random.seed(seed)
     np.random.seed(seed)  # noqa: NPY002 - seeds code that uses the legacy global generator
     try:

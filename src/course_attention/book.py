@@ -243,10 +243,12 @@ def _drop_widget_state(app: Any, pagename: str, *args: Any) -> None:
 
 def _reader_edition_buttons(app: Any, pagename: str, templatename: str, context: dict,
                             doctree: Any) -> None:
-    """Colab, Binder and the download button open the reader edition (``notebooks/``), which
-    Jupyter renders like this page, instead of the MyST source in ``chapters/``."""
+    """Colab, Binder and the download button open the reader edition (``notebooks/``, or
+    ``notebooks/zh/`` on the Chinese site), which Jupyter renders like this page, instead of the
+    MyST source in ``chapters/``."""
     name = Path(pagename).name
-    reader = Path(app.srcdir) / "notebooks" / f"{name}.ipynb"
+    folder = app.config.course_attention_reader_dir
+    reader = Path(app.srcdir) / app.config.course_attention_reader_path / f"{name}.ipynb"
     if not pagename.startswith("chapters/") or not reader.is_file():
         return
 
@@ -255,21 +257,52 @@ def _reader_edition_buttons(app: Any, pagename: str, templatename: str, context:
             retarget(button.get("buttons", []))
             url = button.get("url", "")
             if f"chapters/{name}.ipynb" in url and "_sources" not in url:
-                button["url"] = url.replace(f"chapters/{name}.ipynb", f"notebooks/{name}.ipynb")
+                button["url"] = url.replace(f"chapters/{name}.ipynb", f"{folder}/{name}.ipynb")
             elif button.get("label") == "download-source-button":
                 button["url"] = f"{context['pathto']('_static', 1)}/notebooks/{name}.ipynb"
-                button["tooltip"] = "Download the notebook (reader edition)"
+                button["tooltip"] = (
+                    "下载笔记本（读者版）" if app.config.course_attention_language == "zh"
+                    else "Download the notebook (reader edition)"
+                )
 
     retarget(context.get("header_buttons", []))
 
 
 def _copy_reader_notebooks(app: Any, exception: Exception | None) -> None:
-    source = Path(app.srcdir) / "notebooks"
+    source = Path(app.srcdir) / app.config.course_attention_reader_path
     if exception is None and app.builder.format == "html" and source.is_dir():
         target = Path(app.outdir) / "_static" / "notebooks"
         target.mkdir(parents=True, exist_ok=True)
         for notebook in source.glob("*.ipynb"):
             shutil.copyfile(notebook, target / notebook.name)
+
+
+def counterpart_href(pagename: str, language: str) -> str:
+    """The relative link from page ``pagename`` to the same page in the other language.
+
+    The English site is the root of ``_build/html``; the Chinese one is its ``zh/`` folder.
+    """
+    up = "../" * pagename.count("/")
+    return f"{up}zh/{pagename}.html" if language == "en" else f"{up}../{pagename}.html"
+
+
+def _language_switch(app: Any, pagename: str, templatename: str, context: dict,
+                     doctree: Any) -> None:
+    """A link at the top of every page to its counterpart in the other language (中文 ↔ English)."""
+    language = app.config.course_attention_language
+    if doctree is None or "body" not in context:
+        return
+    href = escape(counterpart_href(pagename, language), quote=True)
+    other, hreflang, label = (
+        ("zh-CN", "zh-CN", "中文") if language == "en" else ("en", "en", "English")
+    )
+    context["body"] = (
+        f'<p class="language-switch"><a href="{href}" hreflang="{hreflang}" lang="{other}">'
+        f"{label}</a></p>\n" + context["body"]
+    )
+    context["metatags"] = context.get("metatags", "") + (
+        f'\n<link rel="alternate" hreflang="{hreflang}" href="{href}">'
+    )
 
 
 def _course_map_directive() -> type:
@@ -301,6 +334,9 @@ def _plotly_on_directive_pages(app: Any, pagename: str, *args: Any) -> None:
 def setup(app: Any) -> dict[str, Any]:
     """Sphinx extension entry point."""
     app.add_config_value("course_attention_plotly_dir", "_vendor/plotly", "html")
+    app.add_config_value("course_attention_language", "en", "html")
+    app.add_config_value("course_attention_reader_dir", "notebooks", "html")  # in the repository
+    app.add_config_value("course_attention_reader_path", "notebooks", "html")  # from the srcdir
     app.connect("builder-inited", _add_static_path)
     app.add_css_file("course_attention.css")
     app.connect("build-finished", _copy_plotly_js)
@@ -308,6 +344,7 @@ def setup(app: Any) -> dict[str, Any]:
     app.connect("html-page-context", _drop_widget_state, priority=400)  # before myst-nb's 500
     app.connect("html-page-context", _reader_edition_buttons, priority=600)  # after the theme's
     app.connect("build-finished", _copy_reader_notebooks)
+    app.connect("html-page-context", _language_switch)
     app.add_directive("course-map", _course_map_directive())
     app.connect("html-page-context", _plotly_on_directive_pages)
     return {"version": "0.1", "parallel_read_safe": True, "parallel_write_safe": True}

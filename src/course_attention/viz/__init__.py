@@ -28,11 +28,14 @@ from .scaling import *  # noqa: F403
 from .scaling import __all__ as _scaling
 from .self_attention import *  # noqa: F403
 from .self_attention import __all__ as _self_attention
+from .toolbox import *  # noqa: F403
+from .toolbox import __all__ as _toolbox
 from .transformer_block import *  # noqa: F403
 from .transformer_block import __all__ as _transformer_block
 
 __all__ = [
     *_core,
+    *_toolbox,
     *_lookup,
     *_scaling,
     *_self_attention,

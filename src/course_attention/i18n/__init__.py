@@ -1,0 +1,53 @@
+"""The course in two languages: English (the source) and Chinese (中文), from one set of notebooks.
+
+``ca.setup(seed=0, lang="zh")`` (the setup cell of a Chinese notebook) calls :func:`set_language`;
+package text that a learner sees goes through :func:`gettext` (``_``), which looks it up in the
+package catalogue ``course_attention/locales/zh_CN/LC_MESSAGES/course_attention.po``. The book's
+prose has its own catalogues, one per document (:mod:`course_attention.i18n.catalog`). Introduced
+on the welcome page (中文版).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+__all__ = ["LANGUAGES", "set_language", "language", "gettext", "_"]
+
+LANGUAGES = {"en": "English", "zh": "中文"}
+_LOCALES = {"zh": "zh_CN"}
+_state = {"lang": "en"}
+
+
+def set_language(lang: str) -> None:
+    """Make ``lang`` (``"en"`` or ``"zh"``) the language of the package's figures and messages."""
+    if lang not in LANGUAGES:
+        raise ValueError(f"lang must be one of {sorted(LANGUAGES)}, got {lang!r}")
+    _state["lang"] = lang
+
+
+def language() -> str:
+    """The language set by :func:`set_language` (``"en"`` until a setup cell says otherwise)."""
+    return _state["lang"]
+
+
+@cache
+def _catalogue(lang: str) -> dict[str, str]:
+    folder = Path(__file__).parent.parent / "locales" / _LOCALES[lang] / "LC_MESSAGES"
+    path = folder / "course_attention.po"
+    if not path.exists():
+        return {}
+    import polib
+
+    return {e.msgid: e.msgstr for e in polib.pofile(str(path)) if e.translated()}
+
+
+def gettext(text: str) -> str:
+    """``text`` in the current language (itself in English, or when it has no translation yet)."""
+    lang = _state["lang"]
+    if lang == "en":
+        return text
+    return _catalogue(lang).get(text, text)
+
+
+_ = gettext

@@ -1,0 +1,86 @@
+"""The Chinese site (中文版) under ``_build/html/zh/``, built by ``make strict-build``.
+
+Every page is Chinese prose, draws its figures, stays on the site, and links to its English
+counterpart (and back); search finds Chinese words.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from _site import FIGURES_JS, KNOWN_CONSOLE_ERRORS, SITE, browser, pages, serve, wait_for_figures
+
+ZH = SITE / "zh"
+pytestmark = pytest.mark.browser
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+#: Pages whose body is generated from English text: the API reference (autodoc reads the
+#: package's docstrings, which are English); their title and introduction are checked.
+ENGLISH_BODY = {"chapters/appendix_api.html": "article h1, article > section > p"}
+
+
+@pytest.fixture(scope="module")
+def site():
+    assert (ZH / "index.html").exists(), "build the book first: make strict-build"
+    with serve(SITE) as url, browser() as chromium:
+        yield url, chromium
+
+
+def _switch(html: str) -> str:
+    m = re.search(r'<p class="language-switch"><a href="([^"]+)"', html)
+    assert m, "no language switch on the page"
+    return m.group(1)
+
+
+@pytest.mark.parametrize("path", pages())
+def test_each_page_links_to_its_counterpart_both_ways(path: str) -> None:
+    english, chinese = SITE / path, ZH / path
+    to_zh, to_en = _switch(english.read_text()), _switch(chinese.read_text())
+    assert (english.parent / to_zh).resolve() == chinese.resolve()
+    assert (chinese.parent / to_en).resolve() == english.resolve()
+
+
+@pytest.mark.parametrize("path", pages())
+def test_chinese_page_reads_in_chinese_and_draws_its_figures(site, path: str) -> None:
+    url, chromium = site
+    page = chromium.new_page(viewport={"width": 1280, "height": 900})
+    outside: list[str] = []
+    errors: list[str] = []
+    page.on("request", lambda r: None if r.url.startswith(url) or r.url.startswith("data:")
+            else outside.append(r.url))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(url + "zh/" + path)
+    html = (ZH / path).read_text()
+    assert page.evaluate("document.documentElement.lang") == "zh-CN"
+    wait_for_figures(page, html.count('class="plotly-graph-div"'))
+    for fig in page.evaluate(FIGURES_JS):
+        assert fig["drawn"] and fig["traces"] > 0, f"{path}: figure {fig['id']} is empty"
+    # The prose (paragraphs and list items outside code, math and figures) is Chinese: most of
+    # it carries Chinese characters; what does not is code names, numbers and formulas. The
+    # API reference's docstrings (autodoc) and the bibliography's entries stay English.
+    prose = page.evaluate("""(sel) => Array.from(document.querySelectorAll(
+        sel)).filter(e => !e.closest('pre, .highlight, mjx-container, '
+        + '.plotly-figure, .cell_output, .language-switch, table, dl.py, .citation'))
+        .map(e => e.innerText.trim()).filter(t => t.length > 3)""",
+        ENGLISH_BODY.get(path, "article p, article li"))
+    assert prose, f"{path}: no prose found"
+    chinese = [t for t in prose if _CJK.search(t)]
+    assert len(chinese) >= 0.9 * len(prose), (
+        f"{path}: {len(prose) - len(chinese)} of {len(prose)} paragraphs without Chinese, e.g. "
+        + repr([t for t in prose if not _CJK.search(t)][:3]))
+    assert not outside, f"{path}: requests left the site: {outside}"
+    unexpected = [e for e in errors if not any(k in e for k in KNOWN_CONSOLE_ERRORS)]
+    assert not unexpected, f"{path}: console errors: {unexpected}"
+    if path == "chapters/00_welcome.html":
+        page.screenshot(path=str(SITE.parent / "zh-welcome-1280px.png"))
+    page.close()
+
+
+def test_the_chinese_search_finds_chinese_words() -> None:
+    """Sphinx's Chinese search splits words with jieba: whole words are index terms."""
+    text = (ZH / "searchindex.js").read_text(encoding="utf-8")
+    index = json.loads(text[text.index("(") + 1: text.rindex(")")])
+    for word in ("注意力", "查询", "掩码", "梯度", "矩阵"):
+        assert word in index["terms"], f"the Chinese search index lacks {word}"
