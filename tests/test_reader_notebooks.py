@@ -196,8 +196,14 @@ def test_toc_lists_every_reader_notebook_source():
 def test_launch_buttons_and_download_open_the_reader_edition():
     from course_attention import book
 
+    class Config:
+        course_attention_language = "en"
+        course_attention_reader_dir = "notebooks"
+        course_attention_reader_path = "notebooks"
+
     class App:
         srcdir = str(ROOT)
+        config = Config()
 
     context = {
         "pathto": lambda name, resource=0: f"../{name}",
