@@ -72,6 +72,7 @@ unit: install
 # from chapters/ and this build's execution; `make test` fails when they are stale.
 notebooks: book
 	$(BIN)/python -m course_attention.reader .
+	$(BIN)/python -m course_attention.reader . zh
 
 notebook-check: install
 	$(BIN)/pytest -q -x -m notebooks

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import html as html_lib
 import re
+from pathlib import Path
 
 import pytest
 
@@ -204,7 +205,23 @@ def measure(chromium, url: str, width: int, expected: int) -> list[dict]:
         page.close()
 
 
+def _figure_calls(path: Path) -> list[list[str]]:
+    """The text each figure of a page holds (titles, names, annotations, tick labels)."""
+    calls = re.findall(r"Plotly\.newPlot\((.*?)\)\s*\}", path.read_text(encoding="utf-8"), re.S)
+    return [sorted(re.findall(r'"(?:text|name|ticktext)":("(?:[^"\\]|\\.)*"|\[[^\]]*\])', c))
+            for c in calls]
+
+
+def _chinese_figures_differ(path: str) -> bool:
+    """True when a page of the Chinese site draws figures other than its English page's (its
+    own text): those are checked too. Until the package's figure text is translated, the
+    chapters' figures are the English build's, already checked on the English page."""
+    zh = SITE / "zh" / path
+    return zh.exists() and _figure_calls(zh) != _figure_calls(SITE / path)
+
+
 CHAPTERS = [p for p in pages() if p.startswith("chapters/")]
+CHAPTERS += [f"zh/{p}" for p in CHAPTERS if _chinese_figures_differ(p)]
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -216,7 +233,7 @@ def test_every_figure_draws_its_text_apart_inside_and_as_held(site, path, width)
         return  # a page without figures (the appendices)
     figures = measure(chromium, base + path, width, expected)
     assert len(figures) == expected
-    stem = path.removeprefix("chapters/").removesuffix(".html")
+    stem = path.removeprefix("zh/").removeprefix("chapters/").removesuffix(".html")
     report, unused = [], []
     for fig in figures:
         allowed, why = EXCEPTIONS.get((stem, fig["index"], width), ((), ""))

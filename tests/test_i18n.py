@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import polib
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 
 import course_attention as ca
 from course_attention import book
-from course_attention.i18n import catalog, edition, gettext, language, set_language
+from course_attention.i18n import catalog, edition, gettext, language, package, set_language, using
 from course_attention.i18n.terms import glossary, term_misses
 from course_attention.i18n.units import check_translation, join, split, units
 
@@ -229,3 +230,37 @@ def test_a_term_missing_from_the_chinese_is_found(tmp_path: Path) -> None:
     po.save(str(path))
     assert term_misses(tmp_path, "chapters/one") == [
         ("query", "查询", "Each query scores every key.")]
+
+
+def test_the_package_catalogue_is_complete_in_step_and_keeps_its_fields() -> None:
+    assert package.package_problems() == []
+    assert package._fields("Chapter {n} · {title}") == {"n", "title"}
+    assert package.package_strings(), "no package string found: the extraction broke"
+
+
+def test_chapter_titles_in_figures_are_the_chapters_own_chinese_titles() -> None:
+    from course_attention import architecture
+
+    for path, title in architecture.CHAPTERS.values():
+        heading = polib.pofile(str(catalog.catalog_path(ROOT, path))).find(title)
+        assert heading is not None, f"{title!r} is not a heading of {path}"
+        with using("zh"):
+            assert gettext(title) == heading.msgstr
+
+
+def test_the_course_map_speaks_the_language_it_is_drawn_in() -> None:
+    from course_attention import viz
+
+    english = viz.course_map_figure()
+    with using("zh"):
+        chinese = viz.course_map_figure()
+    assert language() == "en"  # put back after the block
+    assert english.layout.title.text.startswith("The course")
+    assert chinese.layout.title.text == "课程中的模型，由它们的前向传播画出"
+    notes = [a.text for a in chinese.layout.annotations]
+    assert any("第 6 章 · Transformer 块" in t for t in notes)
+    links = re.findall(r'href="([^"]+)"', " ".join(notes))
+    assert links and all("/zh/chapters/" in u for u in links)
+    english_notes = " ".join(a.text for a in english.layout.annotations)
+    english_links = re.findall(r'href="([^"]+)"', english_notes)
+    assert english_links and not any("/zh/" in u for u in english_links)

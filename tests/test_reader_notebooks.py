@@ -232,3 +232,49 @@ def test_readme_and_make_lab_point_at_the_reader_notebooks():
     assert "lab/tree/notebooks" in readme
     assert re.search(r"^lab:.*\n\t.*jupyter lab notebooks/", (ROOT / "Makefile").read_text(),
                      re.MULTILINE)
+
+
+READER_ZH = READER / "zh"
+
+
+def _code_without_titles(nb) -> list[str]:
+    return [re.sub(r"\A# @title [^\n]*\n?", "", c.source).replace(', lang="zh"', "")
+            for c in nb.cells if c.cell_type == "code"]
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=IDS)
+def test_chinese_reader_edition_is_clean_and_runs_the_same_code(path):
+    """notebooks/zh/: Chinese prose, no raw MyST, no outputs, titled collapsed cells, and the
+    code of the English reader edition but for the language the setup call passes."""
+    chinese_path = READER_ZH / path.name
+    assert chinese_path.exists(), f"notebooks/zh/{path.name} is missing: run `make notebooks`"
+    chinese = nbformat.read(chinese_path, as_version=4)
+    nbformat.validate(chinese)
+    english = nbformat.read(READER / path.name, as_version=4)
+    for i, cell in enumerate(chinese.cells):
+        if cell.cell_type == "markdown":
+            assert reader.raw_myst(cell.source) == [], f"cell {i} shows raw MyST"
+        else:
+            assert cell.outputs == [] and cell.execution_count is None, f"cell {i} has outputs"
+            if cell.metadata.get("jupyter", {}).get("source_hidden"):
+                assert cell.source.startswith("# @title "), f"collapsed cell {i} has no title"
+    assert _code_without_titles(chinese) == _code_without_titles(english)
+    assert sum('lang="zh"' in c.source for c in chinese.cells) == 1
+    intro = chinese.cells[1].source
+    assert intro.startswith("> **读者版。**") and "notebooks/zh/" in intro
+
+
+def test_the_chinese_reader_editions_are_the_chapters_and_nothing_else():
+    assert {p.name for p in READER_ZH.glob("*.ipynb")} == {p.name for p in CHAPTERS}
+
+
+@pytest.mark.notebooks
+def test_chinese_reader_notebooks_are_not_stale(tmp_path):
+    assert (ROOT / "zh" / "_build" / "html").is_dir(), "run `make strict-build` first"
+    reader.write_reader_notebooks(ROOT, tmp_path, lang="zh")
+    stale = [
+        p.name for p in CHAPTERS
+        if reader.comparable((tmp_path / p.name).read_text(encoding="utf-8"))
+        != reader.comparable((READER_ZH / p.name).read_text(encoding="utf-8"))
+    ]
+    assert not stale, f"notebooks/zh/ is stale for {stale}: run `make notebooks` and commit"

@@ -78,6 +78,20 @@ def test_chinese_page_reads_in_chinese_and_draws_its_figures(site, path: str) ->
     page.close()
 
 
+@pytest.mark.parametrize("path", [p for p in pages() if p.startswith("chapters/0")
+                                  or p.startswith("chapters/1")])
+def test_colab_binder_and_download_open_the_chinese_reader_edition(path: str) -> None:
+    html = (ZH / path).read_text(encoding="utf-8")
+    name = path.removesuffix(".html").split("/")[-1]
+    if not (ZH.parents[2] / "notebooks" / "zh" / f"{name}.ipynb").exists():
+        assert name == "00_welcome", f"{name} has no Chinese reader edition"
+        return
+    assert f"/blob/main/notebooks/zh/{name}.ipynb" in html  # Colab
+    assert f"urlpath=lab/tree/notebooks/zh/{name}.ipynb" in html  # Binder
+    assert f'href="../_static/notebooks/{name}.ipynb"' in html
+    assert (ZH / "_static" / "notebooks" / f"{name}.ipynb").is_file()
+
+
 def test_the_chinese_search_finds_chinese_words() -> None:
     """Sphinx's Chinese search splits words with jieba: whole words are index terms."""
     text = (ZH / "searchindex.js").read_text(encoding="utf-8")

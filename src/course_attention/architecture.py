@@ -33,6 +33,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from . import gpt, modules
+from .i18n import N_, language
 
 __all__ = [
     "CHAPTERS",
@@ -54,13 +55,14 @@ __all__ = [
 #: chapter's title; the tests check every page and title against the chapter itself.
 CHAPTERS: dict[str, tuple[str, str]] = {
     "ch-scaled-dot-product": ("chapters/02_scaled_dot_product",
-                              "Scores, softmax and the √d_k scale"),
-    "ch-masking": ("chapters/04_masking", "Masking: what a token may see"),
-    "ch-multi-head": ("chapters/05_multi_head", "Multi-head attention"),
-    "ch-transformer-block": ("chapters/06_transformer_block", "The Transformer block"),
-    "ch-encoder-decoder": ("chapters/07_encoder_decoder", "Encoder–decoder and cross-attention"),
-    "ch-decoder-only": ("chapters/08_decoder_only", "A GPT you train yourself"),
-    "ch-positions": ("chapters/10_positions", "Where is a token?"),
+                              N_("Scores, softmax and the √d_k scale")),
+    "ch-masking": ("chapters/04_masking", N_("Masking: what a token may see")),
+    "ch-multi-head": ("chapters/05_multi_head", N_("Multi-head attention")),
+    "ch-transformer-block": ("chapters/06_transformer_block", N_("The Transformer block")),
+    "ch-encoder-decoder": ("chapters/07_encoder_decoder",
+                           N_("Encoder–decoder and cross-attention")),
+    "ch-decoder-only": ("chapters/08_decoder_only", N_("A GPT you train yourself")),
+    "ch-positions": ("chapters/10_positions", N_("Where is a token?")),
 }
 
 #: The one table from module classes to chapters, ``class -> (chapter that builds it, chapters
@@ -565,7 +567,8 @@ def chapter_url(label: str) -> str | None:
     if label not in CHAPTERS:
         raise ValueError(f"unknown chapter label {label!r}; known: {', '.join(CHAPTERS)}")
     base = site_url()
-    return f"{base}/{CHAPTERS[label][0]}.html" if base else None
+    edition = "" if language() == "en" else f"/{language()}"  # the Chinese site is under zh/
+    return f"{base}{edition}/{CHAPTERS[label][0]}.html" if base else None
 
 
 # ---- the chapters' own models ----------------------------------------------------------------
@@ -601,9 +604,9 @@ def chapter_example(label: str, seed: int = 0) -> tuple[torch.nn.Module, tuple[t
 
 
 _EXAMPLES = {
-    "ch-transformer-block": "Chapter 6 · a Transformer block",
-    "ch-encoder-decoder": "Chapter 7 · the encoder–decoder",
-    "ch-decoder-only": "Chapter 8 · the GPT (decoder-only)",
+    "ch-transformer-block": N_("Chapter 6 · a Transformer block"),
+    "ch-encoder-decoder": N_("Chapter 7 · the encoder–decoder"),
+    "ch-decoder-only": N_("Chapter 8 · the GPT (decoder-only)"),
 }
 
 

@@ -296,9 +296,11 @@ def _language_switch(app: Any, pagename: str, templatename: str, context: dict,
     other, hreflang, label = (
         ("zh-CN", "zh-CN", "中文") if language == "en" else ("en", "en", "English")
     )
+    notice = app.config.course_attention_notice
+    notice = f' <span class="edition-notice">{escape(notice)}</span>' if notice else ""
     context["body"] = (
         f'<p class="language-switch"><a href="{href}" hreflang="{hreflang}" lang="{other}">'
-        f"{label}</a></p>\n" + context["body"]
+        f"{label}</a>{notice}</p>\n" + context["body"]
     )
     context["metatags"] = context.get("metatags", "") + (
         f'\n<link rel="alternate" hreflang="{hreflang}" href="{href}">'
@@ -313,9 +315,11 @@ def _course_map_directive() -> type:
         """``{course-map}``: :func:`course_attention.viz.course_map_figure`, computed at build."""
 
         def run(self) -> list:
+            from .i18n import using
             from .viz import course_map_figure
 
-            figure = json.loads(course_map_figure().to_json())
+            with using(self.config.course_attention_language):  # the Chinese site's map in 中文
+                figure = json.loads(course_map_figure().to_json())
             TRACE_TYPES.update(trace.get("type", "scatter") for trace in figure.get("data", []))
             self.env.metadata[self.env.docname]["needs_plotly"] = True
             label = escape(figure_label(figure), quote=True)
@@ -335,6 +339,7 @@ def setup(app: Any) -> dict[str, Any]:
     """Sphinx extension entry point."""
     app.add_config_value("course_attention_plotly_dir", "_vendor/plotly", "html")
     app.add_config_value("course_attention_language", "en", "html")
+    app.add_config_value("course_attention_notice", "", "html")  # what the edition lacks yet
     app.add_config_value("course_attention_reader_dir", "notebooks", "html")  # in the repository
     app.add_config_value("course_attention_reader_path", "notebooks", "html")  # from the srcdir
     app.connect("builder-inited", _add_static_path)

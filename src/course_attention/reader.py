@@ -33,6 +33,8 @@ from typing import Any
 
 import nbformat
 
+from .i18n.words import READER_WORDS
+
 __all__ = [
     "RAW_MYST",
     "BookIndex",
@@ -103,10 +105,12 @@ class BookIndex:
     citations: dict[str, tuple[str, str]] = field(default_factory=dict)  # key -> (names, year)
     citation_anchor: dict[str, str] = field(default_factory=dict)  # key -> id on references.html
     notebooks: set[str] = field(default_factory=set)  # docs that have a reader edition
+    lang: str = "en"  # the edition: "en", or "zh" (sources in zh/, site under /zh)
 
     @classmethod
-    def build(cls, root: Path, docs: list[str], site_url: str) -> BookIndex:
-        index = cls(root=root, site_url=site_url.rstrip("/"))
+    def build(cls, root: Path, docs: list[str], site_url: str, bib: Path | None = None,
+              lang: str = "en") -> BookIndex:
+        index = cls(root=root, site_url=site_url.rstrip("/"), lang=lang)
         html_dir = root / "_build" / "html"
         for doc in docs:
             ipynb, md = root / f"{doc}.ipynb", root / f"{doc}.md"
@@ -121,7 +125,8 @@ class BookIndex:
             page = html_dir / f"{doc}.html"
             numbers = _exercise_numbers(page.read_text(encoding="utf-8")) if page.exists() else {}
             index._scan_labels(doc, sources, numbers)
-        index._read_bibliography(root / "references.bib", html_dir / "chapters" / "references.html")
+        index._read_bibliography(bib or root / "references.bib",
+                                 html_dir / "chapters" / "references.html")
         return index
 
     def _scan_labels(self, doc: str, sources: list[str], numbers: dict[str, str]) -> None:
@@ -260,7 +265,8 @@ def convert_markdown(
     def flush() -> None:
         text = "\n".join(inside).strip("\n")
         if text and state.solution:
-            out.extend([_details(f"Solution to {state.solution}: read it after trying", text), ""])
+            summary = READER_WORDS[index.lang]["solution_details"].format(exercise=state.solution)
+            out.extend([_details(summary, text), ""])
         inside.clear()
 
     lines = source.splitlines()
@@ -284,11 +290,7 @@ def convert_markdown(
             exercise = index.exercises.get(arg)
             if exercise is None:
                 raise ValueError(f"{doc}: solution to an unknown exercise {arg!r}")
-            out.append(
-                f"**Solution to {exercise}.** Its code cells below are collapsed: click the bar "
-                "at the left of a cell (JupyterLab) or *Show code* (Colab) to open one. Try the "
-                "exercise first."
-            )
+            out.append(READER_WORDS[index.lang]["solution_note"].format(exercise=exercise))
             state.solution = exercise
         elif name == "solution-end":
             flush()
@@ -431,22 +433,24 @@ def _names(source: str) -> tuple[set[str], set[str]]:
     return bound, read
 
 
-def _title_line(cell: Any, source: str, later_reads: set[str], solution: str | None) -> str:
+def _title_line(cell: Any, source: str, later_reads: set[str], solution: str | None,
+                lang: str = "en") -> str:
     tags = set(cell.metadata.get("tags", []))
     first = source.splitlines()[0] if source else ""
+    words = READER_WORDS[lang]
     if solution:
-        return f"# @title Solution to {solution}: open it after trying"
+        return "# @title " + words["title_solution"].format(exercise=solution)
     if "remove-input" in tags and first.startswith("# "):
         return "# @title " + first[2:]
     if "hide-input" in tags:
-        what = "explorer" if "widgets." in source else "figure"
-        return f"# @title The code that draws the {what} below (collapsed)"
+        what = words["explorer"] if "widgets." in source else words["figure"]
+        return "# @title " + words["title_draws"].format(what=what)
     bound, _ = _names(source)
     used = sorted(bound & later_reads)
     if used:
         names = ", ".join(used[:4]) + (", …" if len(used) > 4 else "")
-        return f"# @title Hidden on the website: defines {names} for later cells, checks the text"
-    return "# @title Hidden on the website: checks that the text above is true"
+        return "# @title " + words["title_defines"].format(names=names)
+    return "# @title " + words["title_checks"]
 
 
 def _collapse(cell: Any, title: str, hide_outputs: bool = False) -> None:
@@ -503,7 +507,7 @@ def reader_notebook(
             if not cell.source.strip():
                 continue
         if tags & HIDDEN or solution:
-            _collapse(cell, _title_line(cell, cell.source, reads_after[i], solution),
+            _collapse(cell, _title_line(cell, cell.source, reads_after[i], solution, index.lang),
                       hide_outputs=bool(solution))
         cells.append(cell)
     reader = nbformat.v4.new_notebook()
@@ -555,22 +559,24 @@ def site_url(repository: str) -> str:
     return f"https://{owner.lower()}.github.io/{name}"
 
 
-def intro_text(doc: str, repository: str) -> str:
+def intro_text(doc: str, repository: str, lang: str = "en") -> str:
     """The note under each reader edition's title."""
     name = Path(doc).name
     slug = repository.removeprefix("https://github.com/")
-    colab = f"https://colab.research.google.com/github/{slug}/blob/main/notebooks/{name}.ipynb"
-    return (
-        "> **Reader edition.** Run it top to bottom (JupyterLab: *Run ▸ Run All Cells*; Colab: "
-        f"*Runtime ▸ Run all*) to get every figure and live explorer. The numbers in the text "
-        f"are the ones the book's build computed; your run prints the same. Collapsed cells hold "
-        f"set-up, checks and solutions. [Website version]({site_url(repository)}/{doc}.html)"
-        f" · [Open in Colab]({colab}) · generated from `{doc}.ipynb`: edit that file, not this one."
-    )
+    folder = "notebooks" if lang == "en" else f"notebooks/{lang}"
+    colab = f"https://colab.research.google.com/github/{slug}/blob/main/{folder}/{name}.ipynb"
+    site = site_url(repository) + ("" if lang == "en" else f"/{lang}")
+    return READER_WORDS[lang]["intro"].format(page=f"{site}/{doc}.html", colab=colab, doc=doc,
+                                    source=f"{doc}.ipynb + locales/zh_CN/LC_MESSAGES/{name}.po")
 
 
-def write_reader_notebooks(root: Path, out_dir: Path | None = None) -> list[Path]:
-    """Write ``notebooks/<name>.ipynb`` for every chapter notebook in the table of contents."""
+def write_reader_notebooks(root: Path, out_dir: Path | None = None,
+                           lang: str = "en") -> list[Path]:
+    """Write ``notebooks/<name>.ipynb`` for every chapter notebook in the table of contents.
+
+    ``lang="zh"``: the Chinese edition, from ``zh/`` (written by :mod:`course_attention.i18n`)
+    and its built site, into ``notebooks/zh/``; the glued values are the English build's.
+    """
     import yaml
 
     try:
@@ -578,24 +584,28 @@ def write_reader_notebooks(root: Path, out_dir: Path | None = None) -> list[Path
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib
 
-    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    if lang not in READER_WORDS:
+        raise ValueError(f"lang must be one of {sorted(READER_WORDS)}, got {lang!r}")
+    source = root if lang == "en" else root / lang
+    toc = yaml.safe_load((source / "_toc.yml").read_text(encoding="utf-8"))
     docs = [toc["root"]] + [
         c["file"] for part in toc.get("parts", []) for c in part["chapters"]
     ]
     project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     repository = project["urls"]["Repository"].rstrip("/")
-    index = BookIndex.build(root, docs, site_url(repository))
+    site = site_url(repository) + ("" if lang == "en" else f"/{lang}")
+    index = BookIndex.build(source, docs, site, bib=root / "references.bib", lang=lang)
     executed = root / "_build" / "jupyter_execute"
-    out_dir = out_dir or root / "notebooks"
+    out_dir = out_dir or (root / "notebooks" if lang == "en" else root / "notebooks" / lang)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for doc in docs:
-        chapter = root / f"{doc}.ipynb"
+        chapter = source / f"{doc}.ipynb"
         if not chapter.exists():
             continue
         if not (executed / f"{doc}.ipynb").exists():
             raise FileNotFoundError(f"{doc}: no execution in {executed}; run `make book` first")
-        glue, intro = load_glue(executed, doc), intro_text(doc, repository)
+        glue, intro = load_glue(executed, doc), intro_text(doc, repository, lang)
         nb = reader_notebook(chapter, doc, index, glue, intro)
         path = out_dir / chapter.name
         path.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
@@ -613,9 +623,10 @@ def comparable(text: str) -> str:
     )
 
 
-if __name__ == "__main__":  # python -m course_attention.reader [ROOT]
+if __name__ == "__main__":  # python -m course_attention.reader [ROOT [LANG]]
     import sys
 
     base = Path(sys.argv[1]) if len(sys.argv) > 1 else Path.cwd()
-    for p in write_reader_notebooks(base.resolve()):
+    lang = sys.argv[2] if len(sys.argv) > 2 else "en"
+    for p in write_reader_notebooks(base.resolve(), lang=lang):
         print(f"wrote {p.relative_to(base.resolve())}")

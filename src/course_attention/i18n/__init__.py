@@ -9,10 +9,12 @@ on the welcome page (中文版).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 
-__all__ = ["LANGUAGES", "set_language", "language", "gettext", "_"]
+__all__ = ["LANGUAGES", "set_language", "language", "gettext", "_", "N_", "using"]
 
 LANGUAGES = {"en": "English", "zh": "中文"}
 _LOCALES = {"zh": "zh_CN"}
@@ -51,3 +53,20 @@ def gettext(text: str) -> str:
 
 
 _ = gettext
+
+
+def N_(text: str) -> str:  # noqa: N802 - gettext's name for "mark for the catalogue only"
+    """Mark ``text`` for the package catalogue where it is defined; translate it where it is
+    shown, with :func:`gettext` (a table of titles, for example)."""
+    return text
+
+
+@contextmanager
+def using(lang: str) -> Iterator[None]:
+    """Set the language for the ``with`` block, then put the previous one back."""
+    before = language()
+    set_language(lang)
+    try:
+        yield
+    finally:
+        set_language(before)

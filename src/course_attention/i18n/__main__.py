@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from . import catalog, edition
+from . import catalog, edition, package
 
 
 def main(argv: list[str]) -> int:
@@ -28,8 +28,9 @@ def main(argv: list[str]) -> int:
         return 0
     if argv[0] == "update" and not argv[1:]:
         edition.update_book_catalog(root)
+        print("package", package.update_package_catalog())
     if argv[0] == "check" and not argv[1:]:
-        for p in edition.book_problems(root):
+        for p in [*edition.book_problems(root), *package.package_problems()]:
             failed += 1
             print(p)
     for doc in docs:

@@ -24,7 +24,7 @@ import yaml
 from .units import check_translation, join, split
 
 __all__ = [
-    "LOCALE", "Stats", "documents", "doc_units", "catalog_path", "update_catalog",
+    "LOCALE", "Stats", "documents", "doc_units", "catalog_path", "update_catalog", "merge_catalog",
     "load_translations", "translate_source", "write_translation", "catalog_problems",
     "setup_with_language",
 ]
@@ -102,20 +102,26 @@ def _new_catalog(doc: str) -> polib.POFile:
 
 def update_catalog(root: Path, doc: str, locale: str = LOCALE) -> Stats:
     """Bring ``doc``'s catalogue in step with its English text; see the module docstring."""
-    path = catalog_path(root, doc, locale)
-    old = polib.pofile(str(path), wrapwidth=0) if path.exists() else _new_catalog(doc)
+    units = doc_units(source_path(root, doc))
+    return merge_catalog(catalog_path(root, doc, locale), units, doc)
+
+
+def merge_catalog(path: Path, units: list[tuple[str, str]], source: str) -> Stats:
+    """Write ``path`` holding ``units`` ((English, ``where:k``) in order), keeping the old
+    translations: an unchanged unit keeps its entry; a changed one borrows the translation of
+    the old entry at the same place (or the most similar unused one), marked fuzzy."""
+    old = polib.pofile(str(path), wrapwidth=0) if path.exists() else _new_catalog(source)
     by_id = {e.msgid: e for e in old if not e.obsolete}
     by_place: dict[str, polib.POEntry] = {}
     for e in by_id.values():
         for file, line in e.occurrences:
             by_place[f"{file}:{line}"] = e
-    po = _new_catalog(doc)
-    po.metadata.update({k: v for k, v in old.metadata.items() if k.startswith("Last-")})
+    po = _new_catalog(source)
     entries: dict[str, polib.POEntry] = {}
     used: set[str] = set()
     new = fuzzy = 0
     pending: list[polib.POEntry] = []
-    for text, place in doc_units(source_path(root, doc)):
+    for text, place in units:
         where, k = place.rsplit(":", 1)
         if text in entries:
             entries[text].occurrences.append((where, k))
@@ -132,8 +138,6 @@ def update_catalog(root: Path, doc: str, locale: str = LOCALE) -> Stats:
             pending.append(entry)
         entries[text] = entry
     for entry in pending:
-        # An English unit that changed: the old entry at the same place, else the most similar
-        # unused one, lends its translation, marked fuzzy until someone checks it.
         where, k = entry.occurrences[0]
         candidates = [e for e in by_id.values() if e.msgid not in used and e.msgid not in entries]
         match = by_place.get(f"{where}:{k}")

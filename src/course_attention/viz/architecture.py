@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import plotly.graph_objects as go
 
+from ..i18n import N_, _
 from .core import PALETTE, _layout
 
 if TYPE_CHECKING:  # the figures import torch only when they are drawn: viz stays light
@@ -78,7 +79,7 @@ def _number(label: str) -> str:
 
 
 def _chapter_name(label: str) -> str:
-    return f"chapter {_number(label)}, {_arch().CHAPTERS[label][1]}"
+    return _("chapter {n}, {title}").format(n=_number(label), title=_(_arch().CHAPTERS[label][1]))
 
 
 def _link(text: str, label: str | None) -> str:
@@ -334,11 +335,13 @@ def _edge(d: _Drawing, a: _Box, b: _Box, kind: str, n_cols: int) -> None:
 def _key(d: _Drawing, chapters: list[str], y: float) -> float:
     """One line per chapter: its colour, its number and title, linked."""
     y += 10
-    d.text("Colour: the chapter that builds the box", 0.0, y, xanchor="left", yanchor="top")
+    d.text(_("Colour: the chapter that builds the box"), 0.0, y, xanchor="left", yanchor="top")
     y += _LINE_H + 4
     for label in chapters:
         square = f'<span style="color:{CHAPTER_COLOURS[label]}">■</span>'
-        title = _link(f"Chapter {_number(label)} · {_arch().CHAPTERS[label][1]}", label)
+        name = _("Chapter {n} · {title}").format(n=_number(label),
+                                                title=_(_arch().CHAPTERS[label][1]))
+        title = _link(name, label)
         d.text(f"{square} {title}", 0.0, y, xanchor="left", yanchor="top")
         y += _LINE_H + 4
     return y
@@ -392,11 +395,11 @@ def architecture_figure(trace: Trace, title: str | None = None) -> go.Figure:
     d = _Drawing()
     y = _draw(d, trace, 0.0)
     y = _key(d, _chapters([trace]), y)
-    return _figure(d, y, title)
+    return _figure(d, y, _(title) if title else title)
 
 
 def course_map_figure(
-    title: str | None = "The course's models, drawn from their forward passes",
+    title: str | None = N_("The course's models, drawn from their forward passes"),
 ) -> go.Figure:
     """The course map: chapter 6's block, chapter 7's encoder–decoder and chapter 8's GPT.
 
@@ -410,8 +413,8 @@ def course_map_figure(
     traces = _arch().course_map_traces()
     for i, (heading, tr) in enumerate(traces):
         y += 14 if i else 4
-        d.text(f"<b>{_link(heading, tr.chapter)}</b>", 0.0, y, xanchor="left", yanchor="top",
+        d.text(f"<b>{_link(_(heading), tr.chapter)}</b>", 0.0, y, xanchor="left", yanchor="top",
                font=dict(size=13, color="#222222"))
         y = _draw(d, tr, y + 2 * _LINE_H)
     y = _key(d, _chapters([tr for _, tr in traces]), y)
-    return _figure(d, y, title)
+    return _figure(d, y, _(title) if title else title)

@@ -1,0 +1,47 @@
+"""Fixed phrases the package writes itself, per language (``"en"``, ``"zh"``).
+
+A dozen phrases with named fields, kept here rather than in a catalogue; used by
+:mod:`course_attention.reader` for the reader editions (``notebooks/``, ``notebooks/zh/``).
+"""
+
+from __future__ import annotations
+
+__all__ = ["READER_WORDS"]
+
+#: The reader edition's own words, per language (the Chinese edition's are here, not in a
+#: catalogue: a dozen fixed phrases with named fields).
+READER_WORDS: dict[str, dict[str, str]] = {
+    "en": {
+        "solution_details": "Solution to {exercise}: read it after trying",
+        "solution_note": "**Solution to {exercise}.** Its code cells below are collapsed: click "
+        "the bar at the left of a cell (JupyterLab) or *Show code* (Colab) to open one. Try the "
+        "exercise first.",
+        "title_solution": "Solution to {exercise}: open it after trying",
+        "title_draws": "The code that draws the {what} below (collapsed)",
+        "explorer": "explorer",
+        "figure": "figure",
+        "title_defines": "Hidden on the website: defines {names} for later cells, checks the text",
+        "title_checks": "Hidden on the website: checks that the text above is true",
+        "intro": "> **Reader edition.** Run it top to bottom (JupyterLab: *Run ▸ Run All Cells*; "
+        "Colab: *Runtime ▸ Run all*) to get every figure and live explorer. The numbers in the "
+        "text are the ones the book's build computed; your run prints the same. Collapsed cells "
+        "hold set-up, checks and solutions. [Website version]({page}) · [Open in Colab]({colab})"
+        " · generated from `{doc}.ipynb`: edit that file, not this one.",
+    },
+    "zh": {
+        "solution_details": "{exercise}的解答：先自己试过再看",
+        "solution_note": "**{exercise}的解答**。下面的代码单元已折叠：点击单元左侧的竖条"
+        "（JupyterLab）或 *Show code*（Colab）即可展开。请先自己做一做这道练习。",
+        "title_solution": "{exercise}的解答：先自己试过再展开",
+        "title_draws": "绘制下方{what}的代码（已折叠）",
+        "explorer": "交互图",
+        "figure": "图",
+        "title_defines": "网站上隐藏的单元：定义后面要用的 {names}，并检验正文",
+        "title_checks": "网站上隐藏的单元：检验上面的正文是否成立",
+        "intro": "> **读者版。** 从头到尾运行一遍（JupyterLab：*Run ▸ Run All Cells*；Colab："
+        "*Runtime ▸ Run all*），就能得到每张图和每个实时交互图。正文中的数字是本书构建时算出的，"
+        "你运行得到的结果与之相同。折叠的单元里是设置、检验和解答。[网站版]({page}) · "
+        "[在 Colab 中打开]({colab}) · 由 `{source}` 生成：请编辑那个文件，而不是这一个。"
+        "图中的文字、交互图的控件和练习检查器的提示目前仍是英文。",
+    },
+}
