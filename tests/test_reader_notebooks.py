@@ -106,13 +106,11 @@ def test_glue_statements_are_stripped_from_hidden_cells():
     assert reader._strip_glue("%pip install x") == "%pip install x"
 
 
-@pytest.mark.parametrize("path", CHAPTERS, ids=IDS)
-def test_reader_edition_exists_is_clean_and_complete(path):
-    reader_path = READER / path.name
-    assert reader_path.exists(), f"notebooks/{path.name} is missing: run `make notebooks`"
+def _clean_reader_edition(reader_path: Path):
+    """A reader edition, checked: valid, no raw MyST, no outputs, every collapsed cell titled."""
+    assert reader_path.exists(), f"{reader_path.name} is missing: run `make notebooks`"
     nb = nbformat.read(reader_path, as_version=4)
     nbformat.validate(nb)
-    chapter = nbformat.read(path, as_version=4)
     for i, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown":
             assert reader.raw_myst(cell.source) == [], f"cell {i} shows raw MyST"
@@ -121,6 +119,13 @@ def test_reader_edition_exists_is_clean_and_complete(path):
             if cell.metadata.get("jupyter", {}).get("source_hidden"):
                 assert cell.source.startswith("# @title "), f"collapsed cell {i} has no title"
                 assert cell.metadata.get("cellView") == "form"
+    return nb
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=IDS)
+def test_reader_edition_exists_is_clean_and_complete(path):
+    nb = _clean_reader_edition(READER / path.name)
+    chapter = nbformat.read(path, as_version=4)
     # every line of code the chapter runs is in the reader edition, but for glue bookkeeping
     reader_code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
     for cell in chapter.cells:
@@ -246,18 +251,8 @@ def _code_without_titles(nb) -> list[str]:
 def test_chinese_reader_edition_is_clean_and_runs_the_same_code(path):
     """notebooks/zh/: Chinese prose, no raw MyST, no outputs, titled collapsed cells, and the
     code of the English reader edition but for the language the setup call passes."""
-    chinese_path = READER_ZH / path.name
-    assert chinese_path.exists(), f"notebooks/zh/{path.name} is missing: run `make notebooks`"
-    chinese = nbformat.read(chinese_path, as_version=4)
-    nbformat.validate(chinese)
+    chinese = _clean_reader_edition(READER_ZH / path.name)
     english = nbformat.read(READER / path.name, as_version=4)
-    for i, cell in enumerate(chinese.cells):
-        if cell.cell_type == "markdown":
-            assert reader.raw_myst(cell.source) == [], f"cell {i} shows raw MyST"
-        else:
-            assert cell.outputs == [] and cell.execution_count is None, f"cell {i} has outputs"
-            if cell.metadata.get("jupyter", {}).get("source_hidden"):
-                assert cell.source.startswith("# @title "), f"collapsed cell {i} has no title"
     assert _code_without_titles(chinese) == _code_without_titles(english)
     assert sum('lang="zh"' in c.source for c in chinese.cells) == 1
     intro = chinese.cells[1].source
