@@ -75,7 +75,7 @@ notebooks: book
 	$(BIN)/python -m course_attention.reader . zh
 
 notebook-check: install
-	$(BIN)/pytest -q -x -m notebooks
+	$(BIN)/pytest -q -x -n 2 -m notebooks
 
 strict-build: install
 	rm -rf _build/html _build/jupyter_execute _build/.doctrees

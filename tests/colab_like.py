@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from importlib.metadata import version
 from pathlib import Path
 
@@ -26,37 +27,39 @@ WIDGET_MIME = "application/vnd.jupyter.widget-view+json"  # what Colab draws of 
 EXPLORER_MIME = "application/vnd.course-attention.explorer+json"  # what the website draws
 
 
+def check(path: Path) -> tuple[bool, str]:
+    """Run one reader notebook; (passed, the line to print)."""
+    start = time.perf_counter()
+    try:
+        nb, _ = execute(path)
+    except Exception as error:  # noqa: BLE001 - report every chapter, then fail
+        return False, f"FAIL {path.stem}: {type(error).__name__}: {str(error)[-400:]}"
+    outputs = [o for c in nb.cells for o in c.get("outputs", []) if "data" in o]
+    colab = sum(COLAB_HTML in o["data"].get("text/html", "") for o in outputs)
+    plotly_json = sum("application/vnd.plotly.v1+json" in o["data"] for o in outputs)
+    live = [o["data"] for o in outputs if EXPLORER_MIME in o["data"]]
+    no_widget = sum(WIDGET_MIME not in d for d in live)
+    # every chapter draws: figures through the Colab renderer, or explorers (their widget)
+    if plotly_json or no_widget or (not colab and not live and path.stem[:2].isdigit()):
+        return False, (f"FAIL {path.stem}: {colab} Colab figures, {plotly_json} plotly JSON "
+                       f"outputs, {no_widget} explorers without their widget view")
+    return True, (f"ok   {path.stem}: {colab} figures via the Colab renderer, {len(live)} "
+                  f"explorers (widget + page spec), {time.perf_counter() - start:.1f} s")
+
+
 def main() -> int:
     os.environ.setdefault("COLAB_RELEASE_TAG", "colab-like-check")
     libs = ("numpy", "plotly", "ipywidgets", "torch", "ipykernel", "transformers")
     print("versions:", ", ".join(f"{name} {version(name)}" for name in libs))
-    failed = passed = 0
-    for path in (ROOT / "notebooks" / chapter.name for chapter in notebooks()):
-        start = time.perf_counter()
-        try:
-            nb, _ = execute(path)
-        except Exception as error:  # noqa: BLE001 - report every chapter, then fail
-            print(f"FAIL {path.stem}: {type(error).__name__}: {str(error)[-400:]}")
-            failed += 1
-            continue
-        outputs = [o for c in nb.cells for o in c.get("outputs", []) if "data" in o]
-        colab = sum(COLAB_HTML in o["data"].get("text/html", "") for o in outputs)
-        plotly_json = sum("application/vnd.plotly.v1+json" in o["data"] for o in outputs)
-        live = [o["data"] for o in outputs if EXPLORER_MIME in o["data"]]
-        no_widget = sum(WIDGET_MIME not in d for d in live)
-        # every chapter draws: figures through the Colab renderer, or explorers (their widget)
-        if plotly_json or no_widget or (not colab and not live and path.stem[:2].isdigit()):
-            print(f"FAIL {path.stem}: {colab} Colab figures, {plotly_json} plotly JSON outputs, "
-                  f"{no_widget} explorers without their widget view")
-            failed += 1
-            continue
-        print(
-            f"ok   {path.stem}: {colab} figures via the Colab renderer, {len(live)} explorers "
-            f"(widget + page spec), {time.perf_counter() - start:.1f} s"
-        )
-        passed += 1
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    paths = [ROOT / "notebooks" / chapter.name for chapter in notebooks()]
+    # two kernels at a time, one per core (the chapters' timings interleave what they compare)
+    with ProcessPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(check, paths))
+    for _, line in results:
+        print(line)
+    passed = sum(ok for ok, _ in results)
+    print(f"{passed} passed, {len(results) - passed} failed")
+    return 0 if passed == len(results) else 1
 
 
 if __name__ == "__main__":
