@@ -28,7 +28,7 @@ def setup(seed: int = 0, lang: str = "en") -> None:
     """Seed Python, numpy and torch, set the language, and pick the plotly renderer.
 
     Call once at the top of every chapter; a Chinese notebook passes ``lang="zh"``, which makes
-    the package's figures, explorers and checker speak Chinese (``course_attention.i18n``).
+    the package's figures, explorers and checker speak Chinese (:mod:`course_attention.i18n`).
     In Colab it switches plotly to a renderer that also draws inside
     ``ipywidgets.interactive_output``; elsewhere plotly's default is kept (the book build renders
     plotly's JSON output with :mod:`course_attention.book`).

@@ -3,7 +3,7 @@
 ``ca.setup(seed=0, lang="zh")`` (the setup cell of a Chinese notebook) calls :func:`set_language`;
 package text that a learner sees goes through :func:`gettext` (``_``), which looks it up in the
 package catalogue ``course_attention/locales/zh_CN/LC_MESSAGES/course_attention.po``. The book's
-prose has its own catalogues, one per document (:mod:`course_attention.i18n.catalog`). Introduced
+prose has its own catalogues, one per document (``course_attention.i18n.catalog``). Introduced
 on the welcome page (中文版).
 """
 
