@@ -2,9 +2,11 @@
 
 ``ca.setup(seed=0, lang="zh")`` (the setup cell of a Chinese notebook) calls :func:`set_language`;
 package text that a learner sees goes through :func:`gettext` (``_``), which looks it up in the
-package catalogue ``course_attention/locales/zh_CN/LC_MESSAGES/course_attention.po``. The book's
-prose has its own catalogues, one per document (``course_attention.i18n.catalog``). Introduced
-on the welcome page (中文版).
+package catalogues ``course_attention/locales/zh_CN/LC_MESSAGES/package/<module>.po``
+(:mod:`course_attention.i18n.package`). The book's prose has its own catalogues, one per document
+(:mod:`course_attention.i18n.catalog`); the Chinese book reuses the English execution and
+translates its outputs with the package catalogues (:mod:`course_attention.i18n.outputs`).
+Introduced on the welcome page (中文版).
 """
 
 from __future__ import annotations
@@ -35,13 +37,11 @@ def language() -> str:
 
 @cache
 def _catalogue(lang: str) -> dict[str, str]:
-    folder = Path(__file__).parent.parent / "locales" / _LOCALES[lang] / "LC_MESSAGES"
-    path = folder / "course_attention.po"
-    if not path.exists():
-        return {}
+    folder = Path(__file__).parent.parent / "locales" / _LOCALES[lang] / "LC_MESSAGES" / "package"
     import polib
 
-    return {e.msgid: e.msgstr for e in polib.pofile(str(path)) if e.translated()}
+    return {e.msgid: e.msgstr for path in sorted(folder.glob("*.po"))
+            for e in polib.pofile(str(path)) if e.translated() and "fuzzy" not in e.flags}
 
 
 def gettext(text: str) -> str:

@@ -1,5 +1,8 @@
 """``python -m course_attention.i18n update|check|write [doc …]``: the Chinese catalogues.
 
+``python -m course_attention.i18n package [module …]`` updates the package catalogues of those
+modules (``viz/lookup.py``; default: all of them).
+
 ``update`` brings each catalogue in step with the English (new units, fuzzy changes); ``check``
 prints every untranslated, fuzzy or broken entry and exits 1 when there is one; ``write`` writes
 the Chinese book's sources to ``zh/`` (:mod:`course_attention.i18n.edition`).
@@ -15,9 +18,12 @@ from . import catalog, edition, package
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in {"update", "check", "write"}:
+    if not argv or argv[0] not in {"update", "check", "write", "package"}:
         print(__doc__)
         return 2
+    if argv[0] == "package":
+        print("package", package.update_package_catalog(modules=argv[1:] or None))
+        return 0
     root = Path.cwd()
     docs = [d if d.startswith("chapters/") else f"chapters/{d}" for d in argv[1:]]
     docs = [d.removesuffix(".ipynb").removesuffix(".md").removesuffix(".po") for d in docs]

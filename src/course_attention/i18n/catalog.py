@@ -21,6 +21,7 @@ from pathlib import Path
 import polib
 import yaml
 
+from . import outputs
 from .units import check_translation, join, split
 
 __all__ = [
@@ -215,7 +216,8 @@ def write_translation(root: Path, doc: str, out_root: Path, lang: str = "zh",
     """Write ``doc`` translated to ``out_root/<doc>.ipynb|.md``; return the path written.
 
     With ``executed`` (the English build's ``_build/jupyter_execute``), each code cell takes the
-    outputs of the same cell (by id) there, so the Chinese book reuses the English execution.
+    outputs of the same cell (by id) there, so the Chinese book reuses the English execution;
+    their words are translated with the package catalogues (:mod:`course_attention.i18n.outputs`).
     """
     src = source_path(root, doc)
     translations = load_translations(root, doc)
@@ -238,9 +240,12 @@ def write_translation(root: Path, doc: str, out_root: Path, lang: str = "zh",
             for value in json.loads(glue.read_text(encoding="utf-8")).values():
                 prefix = value["metadata"]["scrapbook"]["mime_prefix"]  # myst-nb stripped it
                 glued.append({**value, "data": {prefix + k: v for k, v in value["data"].items()}})
+    tr = outputs.translator(lang)
+    glued = [outputs.translate_output(g, tr) for g in glued]
     for cell in nb["cells"]:
         if cell["cell_type"] == "code" and cell["id"] in ran:
-            cell["outputs"] = ran[cell["id"]].get("outputs", [])
+            cell["outputs"] = [outputs.translate_output(o, tr)
+                               for o in ran[cell["id"]].get("outputs", [])]
             cell["execution_count"] = ran[cell["id"]].get("execution_count")
         if cell["cell_type"] == "code" and glued:
             cell["outputs"] = [*cell.get("outputs", []), *glued]

@@ -1,54 +1,133 @@
-"""The package's own text in Chinese: the catalogue :func:`course_attention.i18n.gettext` reads.
+"""The package's own text in Chinese: the catalogues :func:`course_attention.i18n.gettext` reads.
 
 Every string literal the package passes to ``_()`` / ``gettext()`` where it is shown, or marks
-with ``N_()`` where it is defined, is a unit of
-``src/course_attention/locales/zh_CN/LC_MESSAGES/course_attention.po`` (shipped with the package,
-so Colab has it). :func:`update_package_catalog` finds them by reading the source (``ast``) and
-merges them as the prose catalogues are merged (fuzzy on change); :func:`package_problems` lists
-untranslated, fuzzy or stale entries and translations that drop or add a ``{field}``.
+with ``N_()`` where it is defined, is a unit of the catalogue of its module:
+``src/course_attention/locales/zh_CN/LC_MESSAGES/package/<module>.po`` (``viz/lookup.py`` →
+``viz.lookup.po``; shipped with the package, so Colab has it). So are the figure titles the
+chapters' code passes (``title=``, ``x_title=``, ``y_title=``), in ``chapters.po``: the figure
+functions translate them where they draw them. :func:`update_package_catalog` finds the strings by
+reading the source (``ast``) and merges them as the prose catalogues are merged (fuzzy on change);
+:func:`package_problems` lists untranslated, fuzzy or stale entries, translations that drop or add
+a ``{field}``, and one English text translated two ways in two modules.
+
+A translated text keeps every ``{field}`` of the English, in any order; ``{{`` and ``}}`` are
+braces. Fields have names (``{n}``, not ``{}``), so a shown text can be translated back from its
+template (:mod:`course_attention.i18n.outputs`).
 """
 
 from __future__ import annotations
 
 import ast
+import json
 import string
+from collections import defaultdict
 from pathlib import Path
 
 import polib
 
 from .catalog import LOCALE, Stats, merge_catalog
 
-__all__ = ["PACKAGE", "package_catalog_path", "package_strings", "update_package_catalog",
-           "package_problems"]
+__all__ = ["PACKAGE", "CHAPTER_KEYWORDS", "catalog_folder", "package_catalog_path",
+           "package_strings", "chapter_strings", "update_package_catalog", "package_problems"]
 
 PACKAGE = Path(__file__).resolve().parents[1]
+ROOT = PACKAGE.parents[1]
 _MARKERS = {"_", "N_", "gettext"}
+#: Keyword arguments of the chapters' code whose string literals are figure text to translate.
+CHAPTER_KEYWORDS = {"title", "x_title", "y_title"}
 
 
-def package_catalog_path(locale: str = LOCALE) -> Path:
-    """``src/course_attention/locales/<locale>/LC_MESSAGES/course_attention.po``."""
-    return PACKAGE / "locales" / locale / "LC_MESSAGES" / "course_attention.po"
+def catalog_folder(locale: str = LOCALE) -> Path:
+    """``src/course_attention/locales/<locale>/LC_MESSAGES/package``: one ``.po`` per module."""
+    return PACKAGE / "locales" / locale / "LC_MESSAGES" / "package"
+
+
+def package_catalog_path(module: str, locale: str = LOCALE) -> Path:
+    """The catalogue of ``module`` (``"viz/lookup.py"`` → ``…/package/viz.lookup.po``)."""
+    return catalog_folder(locale) / (module.removesuffix(".py").replace("/", ".") + ".po")
+
+
+def _literals(tree: ast.AST) -> list[tuple[str, int]]:
+    found = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in _MARKERS and node.args
+                and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)):
+            found.append((node.args[0].value, node.lineno))
+    return found
 
 
 def package_strings(package: Path = PACKAGE) -> list[tuple[str, str]]:
     """(text, ``module.py:line``) of every literal passed to ``_``, ``N_`` or ``gettext``."""
     found = []
     for path in sorted(package.rglob("*.py")):
+        where = path.relative_to(package).as_posix()
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-                    and node.func.id in _MARKERS and node.args
-                    and isinstance(node.args[0], ast.Constant)
-                    and isinstance(node.args[0].value, str)):
-                where = path.relative_to(package).as_posix()
-                found.append((node.args[0].value, f"{where}:{node.lineno}"))
+        found += [(text, f"{where}:{line}") for text, line in _literals(tree)]
     return sorted(found, key=lambda item: (item[1].rsplit(":", 1)[0],
                                            int(item[1].rsplit(":", 1)[1])))
 
 
-def update_package_catalog(locale: str = LOCALE) -> Stats:
-    """Bring the package catalogue in step with the source (new, fuzzy, dropped entries)."""
-    return merge_catalog(package_catalog_path(locale), package_strings(), "course_attention")
+def chapter_strings(root: Path = ROOT) -> list[tuple[str, str]]:
+    """(text, ``chapters/<name>:<cell>``) of the figure titles the chapters' code passes."""
+    found = []
+    for path in sorted((root / "chapters").glob("*.ipynb")):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        for k, cell in enumerate(cells):
+            if cell["cell_type"] != "code":
+                continue
+            try:
+                tree = ast.parse("".join(cell["source"]))
+            except SyntaxError:  # a cell of IPython magics
+                continue
+            for node in ast.walk(tree):
+                if (isinstance(node, ast.keyword) and node.arg in CHAPTER_KEYWORDS
+                        and isinstance(node.value, ast.Constant)
+                        and isinstance(node.value.value, str) and node.value.value.strip()):
+                    found.append((node.value.value, f"chapters/{path.stem}:{k}"))
+    return found
+
+
+def _by_catalogue(root: Path = ROOT) -> dict[str, list[tuple[str, str]]]:
+    groups: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for text, place in package_strings():
+        groups[place.rsplit(":", 1)[0]].append((text, place))
+    if (root / "chapters").is_dir():
+        groups["chapters.py"] = chapter_strings(root)
+    return groups
+
+
+def update_package_catalog(locale: str = LOCALE, modules: list[str] | None = None) -> Stats:
+    """Bring the package catalogues in step with the source (new, fuzzy, dropped entries).
+
+    ``modules`` (e.g. ``["viz/lookup.py"]``) limits the update to their catalogues; without it,
+    every module's, and a catalogue whose module no longer marks any text is removed.
+    """
+    groups = _by_catalogue()
+    # a text that moved from one module to another keeps its translation
+    known = {e.msgid: e.msgstr for path in sorted(catalog_folder(locale).glob("*.po"))
+             for e in polib.pofile(str(path)) if e.msgstr and "fuzzy" not in e.flags}
+    total = [0, 0, 0, 0, 0]
+    for module in modules if modules is not None else sorted(groups):
+        if module not in groups:
+            raise ValueError(f"{module!r} marks no text; modules that do: {sorted(groups)}")
+        path = package_catalog_path(module, locale)
+        s = merge_catalog(path, groups[module], f"course_attention/{module}")
+        po = polib.pofile(str(path), wrapwidth=0)
+        moved = [e for e in po if not e.msgstr and e.msgid in known]
+        for e in moved:
+            e.msgstr = known[e.msgid]
+        if moved:
+            po.save(str(path))
+        counts = (s.units, s.new - len(moved), s.fuzzy, s.dropped, s.translated + len(moved))
+        total = [a + b for a, b in zip(total, counts, strict=True)]
+    if modules is None:
+        wanted = {package_catalog_path(m, locale) for m in groups}
+        for path in catalog_folder(locale).glob("*.po"):
+            if path not in wanted:
+                path.unlink()
+    return Stats(*total)
 
 
 def _fields(text: str) -> set[str]:
@@ -56,23 +135,39 @@ def _fields(text: str) -> set[str]:
 
 
 def package_problems(locale: str = LOCALE) -> list[str]:
-    """Untranslated, fuzzy, stale or broken entries of the package catalogue (empty when sound)."""
-    path = package_catalog_path(locale)
-    if not path.exists():
-        return ["no package catalogue (run `make catalogues`)"]
-    po = polib.pofile(str(path))
-    wanted = {text for text, _ in package_strings()}
-    have = {e.msgid for e in po}
-    problems = [f"not in the catalogue (run `make catalogues`): {t!r}"
-                for t in sorted(wanted - have)]
-    problems += [f"no longer in the source (run `make catalogues`): {t!r}"
-                 for t in sorted(have - wanted)]
-    for e in po:
-        if "fuzzy" in e.flags:
-            problems.append(f"fuzzy (the English changed): {e.msgid!r}")
-        elif not e.msgstr:
-            problems.append(f"untranslated: {e.msgid!r}")
-        elif _fields(e.msgid) != _fields(e.msgstr):
-            problems.append(f"{e.msgid!r}: fields {sorted(_fields(e.msgstr))} in the Chinese, "
-                            f"{sorted(_fields(e.msgid))} in the English")
+    """Untranslated, fuzzy, stale or broken entries of the package catalogues (empty when sound)."""
+    problems: list[str] = []
+    seen: dict[str, tuple[str, str]] = {}
+    for module, units in sorted(_by_catalogue().items()):
+        path = package_catalog_path(module, locale)
+        if not path.exists():
+            problems.append(f"{module}: no catalogue (run `make catalogues`)")
+            continue
+        po = polib.pofile(str(path))
+        wanted = {text for text, _ in units}
+        have = {e.msgid for e in po}
+        problems += [f"{module}: not in its catalogue (run `make catalogues`): {t!r}"
+                     for t in sorted(wanted - have)]
+        problems += [f"{module}: no longer in the source (run `make catalogues`): {t!r}"
+                     for t in sorted(have - wanted)]
+        for e in po:
+            try:
+                fields_en, fields_zh = _fields(e.msgid), _fields(e.msgstr)
+            except ValueError as error:  # an unmatched brace
+                problems.append(f"{module}: {e.msgid!r}: {error} (write a brace as {{{{ or }}}})")
+                continue
+            if "fuzzy" in e.flags:
+                problems.append(f"{module}: fuzzy (the English changed): {e.msgid!r}")
+            elif not e.msgstr:
+                problems.append(f"{module}: untranslated: {e.msgid!r}")
+            elif "" in fields_en:
+                problems.append(f"{module}: {e.msgid!r}: name every field ({{n}}, not {{}})")
+            elif fields_en != fields_zh:
+                problems.append(f"{module}: {e.msgid!r}: fields {sorted(fields_zh)} in the "
+                                f"Chinese, {sorted(fields_en)} in the English")
+            elif e.msgid in seen and seen[e.msgid][1] != e.msgstr:
+                problems.append(f"{module}: {e.msgid!r} is translated differently in "
+                                f"{seen[e.msgid][0]}: {seen[e.msgid][1]!r} vs {e.msgstr!r}")
+            else:
+                seen.setdefault(e.msgid, (module, e.msgstr))
     return problems
