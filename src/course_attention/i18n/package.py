@@ -10,9 +10,9 @@ reading the source (``ast``) and merges them as the prose catalogues are merged 
 :func:`package_problems` lists untranslated, fuzzy or stale entries, translations that drop or add
 a ``{field}``, and one English text translated two ways in two modules.
 
-A translated text keeps every ``{field}`` of the English, in any order; ``{{`` and ``}}`` are
-braces. Fields have names (``{n}``, not ``{}``), so a shown text can be translated back from its
-template (:mod:`course_attention.i18n.outputs`).
+A translated text keeps every ``{field}`` of the English, in any order; in a text that is
+``.format()``-ted, ``{{`` and ``}}`` are braces. Fields have names (``{n}``, not ``{}``), so a
+shown text can be translated back from its template (:mod:`course_attention.i18n.outputs`).
 """
 
 from __future__ import annotations
@@ -153,9 +153,10 @@ def package_problems(locale: str = LOCALE) -> list[str]:
         for e in po:
             try:
                 fields_en, fields_zh = _fields(e.msgid), _fields(e.msgstr)
-            except ValueError as error:  # an unmatched brace
-                problems.append(f"{module}: {e.msgid!r}: {error} (write a brace as {{{{ or }}}})")
-                continue
+            except ValueError:  # a lone brace: a text shown as it is, never .format()ted
+                fields_en = fields_zh = set()
+                if e.msgid.count("{") != e.msgstr.count("{"):
+                    problems.append(f"{module}: {e.msgid!r}: the braces differ in the Chinese")
             if "fuzzy" in e.flags:
                 problems.append(f"{module}: fuzzy (the English changed): {e.msgid!r}")
             elif not e.msgstr:
