@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..i18n import N_, _
 from .core import Exercise, Mistake, register, rng
 
 LN2 = float(np.log(2.0))
@@ -60,39 +61,47 @@ def _vjp(p: np.ndarray, g: np.ndarray) -> np.ndarray:
 
 SOFTMAX_BACKWARD_MISTAKES = (
     Mistake(
-        "only diag(p) g = p * g: the term −p (p·g), which keeps the weights summing to 1, is "
-        "missing",
+        N_(
+            "only diag(p) g = p * g: the term −p (p·g), which keeps the weights summing to 1, is "
+            "missing"
+        ),
         lambda s, g: _softmax(s) * g,
     ),
     Mistake(
-        "only −p pᵀ g: the diagonal term p * g is missing",
+        N_("only −p pᵀ g: the diagonal term p * g is missing"),
         lambda s, g: -_softmax(s) * (_softmax(s) * g).sum(axis=-1, keepdims=True),
     ),
     Mistake(
-        "the sign flipped: p ((p·g) − g) instead of p (g − (p·g))",
+        N_("the sign flipped: p ((p·g) − g) instead of p (g − (p·g))"),
         lambda s, g: -_vjp(_softmax(s), g),
     ),
     Mistake(
-        "the Jacobian taken at the scores s instead of at the weights p = softmax(s)",
+        N_("the Jacobian taken at the scores s instead of at the weights p = softmax(s)"),
         lambda s, g: _vjp(s, g),
     ),
     Mistake(
-        "∂L/∂p returned unchanged: the gradient must still pass back through the softmax, "
-        "∂L/∂s = J ∂L/∂p",
+        N_(
+            "∂L/∂p returned unchanged: the gradient must still pass back through the softmax, "
+            "∂L/∂s = J ∂L/∂p"
+        ),
         lambda s, g: g,
     ),
     Mistake(
-        "p·g summed over the whole array instead of over each row: keep the last axis, "
-        "`(p * g).sum(axis=-1, keepdims=True)`",
+        N_(
+            "p·g summed over the whole array instead of over each row: keep the last axis, "
+            "`(p * g).sum(axis=-1, keepdims=True)`"
+        ),
         lambda s, g: _softmax(s) * (g - (_softmax(s) * g).sum()),
     ),
     Mistake(
-        "softmax over the first axis (axis 0) instead of the last: each row is one softmax",
+        N_("softmax over the first axis (axis 0) instead of the last: each row is one softmax"),
         lambda s, g: _vjp(_softmax(s, axis=0), g),
     ),
     Mistake(
-        "no maximum subtracted before `np.exp`: large scores overflow to inf, and inf / inf is "
-        "NaN — subtract each row's maximum, `s.max(axis=-1, keepdims=True)`",
+        N_(
+            "no maximum subtracted before `np.exp`: large scores overflow to inf, and inf / inf is "
+            "NaN — subtract each row's maximum, `s.max(axis=-1, keepdims=True)`"
+        ),
         lambda s, g: _vjp(_naive_softmax(s), g),
     ),
 )
@@ -131,44 +140,53 @@ def _picked(log_p: np.ndarray, targets: np.ndarray) -> np.ndarray:
 
 CROSS_ENTROPY_MISTAKES = (
     Mistake(
-        "nats instead of bits: the natural log gives nats; divide by ln 2 (or use np.log2)",
+        N_("nats instead of bits: the natural log gives nats; divide by ln 2 (or use np.log2)"),
         lambda z, y: float(-_picked(_log_softmax(z), y).mean()),
     ),
     Mistake(
-        "log base 10 instead of base 2: bits use log₂ = ln / ln 2",
+        N_("log base 10 instead of base 2: bits use log₂ = ln / ln 2"),
         lambda z, y: float(-_picked(_log_softmax(z), y).mean() / np.log(10.0)),
     ),
     Mistake(
-        "the sum over the positions instead of the mean",
+        N_("the sum over the positions instead of the mean"),
         lambda z, y: float(-_picked(_log_softmax(z), y).sum() / LN2),
     ),
     Mistake(
-        "the minus sign is missing: a log-probability is ≤ 0, the loss is −log₂ p",
+        N_("the minus sign is missing: a log-probability is ≤ 0, the loss is −log₂ p"),
         lambda z, y: float(_picked(_log_softmax(z), y).mean() / LN2),
     ),
     Mistake(
-        "softmax over the positions (axis 0) instead of over the vocabulary (axis -1)",
+        N_("softmax over the positions (axis 0) instead of over the vocabulary (axis -1)"),
         lambda z, y: float(-_picked(np.log(_softmax(z, axis=0)), y).mean() / LN2),
     ),
     Mistake(
-        "probabilities treated as logits: the softmax taken twice (as when softmax output is "
-        "passed to `F.cross_entropy`, which applies its own log-softmax)",
+        N_(
+            "probabilities treated as logits: the softmax taken twice (as when softmax output is "
+            "passed to `F.cross_entropy`, which applies its own log-softmax)"
+        ),
         lambda z, y: float(-_picked(_log_softmax(_softmax(z)), y).mean() / LN2),
     ),
     Mistake(
-        "no maximum subtracted before `np.exp`: large logits overflow to inf, and inf / inf is NaN",
+        N_(
+            "no maximum subtracted before `np.exp`: large logits overflow to inf, and inf / inf "
+            "is NaN"
+        ),
         lambda z, y: float(-np.log2(_picked(_naive_softmax(z), y)).mean()),
     ),
     Mistake(
-        "no maximum subtracted in the log-softmax: log Σ exp(z) overflows to inf for large "
-        "logits — subtract each row's maximum first, z − max − log Σ exp(z − max)",
+        N_(
+            "no maximum subtracted in the log-softmax: log Σ exp(z) overflows to inf for large "
+            "logits — subtract each row's maximum first, z − max − log Σ exp(z − max)"
+        ),
         lambda z, y: float(
             -_picked(z - np.log(np.exp(z).sum(axis=-1, keepdims=True)), y).mean() / LN2
         ),
     ),
     Mistake(
-        "the log of the softmax: a probability that underflows to 0 gives −log 0 = inf. Take the "
-        "log-softmax directly, z − max − log Σ exp(z − max)",
+        N_(
+            "the log of the softmax: a probability that underflows to 0 gives −log 0 = inf. Take "
+            "the log-softmax directly, z − max − log Σ exp(z − max)"
+        ),
         lambda z, y: float(-np.log2(_picked(_softmax(z), y)).mean()),
     ),
 )
@@ -221,35 +239,41 @@ def _adam_update(p, g, m, v, t, lr, eps_inside=False, corrected=True):  # noqa: 
 
 ADAMW_MISTAKES = (
     Mistake(
-        "weight decay added to the gradient (g + λ p, Adam's L2 penalty, as "
-        "`torch.optim.Adam(weight_decay=…)` does) instead of shrinking the weights apart from "
-        "it, p · (1 − lr · λ), as AdamW does",
+        N_(
+            "weight decay added to the gradient (g + λ p, Adam's L2 penalty, as "
+            "`torch.optim.Adam(weight_decay=…)` does) instead of shrinking the weights apart from "
+            "it, p · (1 − lr · λ), as AdamW does"
+        ),
         lambda p, g, m, v, t, lr, wd: _adam_update(p, g + wd * p, m, v, t, lr),
     ),
     Mistake(
-        "the weights shrunk by (1 − λ) instead of (1 − lr · λ): the decay is scaled by the "
-        "learning rate",
+        N_(
+            "the weights shrunk by (1 − λ) instead of (1 − lr · λ): the decay is scaled by the "
+            "learning rate"
+        ),
         lambda p, g, m, v, t, lr, wd: _adam_update(p * (1 - wd), g, m, v, t, lr),
     ),
     Mistake(
-        "the decay applied after the Adam step, to the updated weights; AdamW shrinks the "
-        "weights first, then subtracts the step",
+        N_(
+            "the decay applied after the Adam step, to the updated weights; AdamW shrinks the "
+            "weights first, then subtracts the step"
+        ),
         lambda p, g, m, v, t, lr, wd: (
             lambda new: (new[0] * (1 - lr * wd), new[1], new[2])
         )(_adam_update(p, g, m, v, t, lr)),
     ),
     Mistake(
-        "no bias correction: m and v were used without dividing by 1 − β₁ᵗ and 1 − β₂ᵗ",
+        N_("no bias correction: m and v were used without dividing by 1 − β₁ᵗ and 1 − β₂ᵗ"),
         lambda p, g, m, v, t, lr, wd: _adam_update(p * (1 - lr * wd), g, m, v, t, lr,
                                                    corrected=False),
     ),
     Mistake(
-        "ε inside the square root, √(v̂ + ε), instead of added to it, √v̂ + ε",
+        N_("ε inside the square root, √(v̂ + ε), instead of added to it, √v̂ + ε"),
         lambda p, g, m, v, t, lr, wd: _adam_update(p * (1 - lr * wd), g, m, v, t, lr,
                                                    eps_inside=True),
     ),
     Mistake(
-        "the old m and v returned: return the updated moments with the new weights",
+        N_("the old m and v returned: return the updated moments with the new weights"),
         lambda p, g, m, v, t, lr, wd: (_adamw_step_reference(p, g, m, v, t, lr, wd)[0], m, v),
     ),
 )
@@ -276,26 +300,32 @@ def _dropout_cases() -> list[tuple]:
 
 DROPOUT_MISTAKES = (
     Mistake(
-        "no rescaling: the surviving entries must be divided by 1 − p, or the mean shrinks by "
-        "that factor",
+        N_(
+            "no rescaling: the surviving entries must be divided by 1 − p, or the mean shrinks by "
+            "that factor"
+        ),
         lambda x, keep, p: np.where(keep, x, 0.0),
     ),
     Mistake(
-        "multiplied by 1 − p instead of divided by it",
+        N_("multiplied by 1 − p instead of divided by it"),
         lambda x, keep, p: np.where(keep, x * (1 - p), 0.0),
     ),
     Mistake(
-        "divided by p, the probability of dropping, instead of by 1 − p, the probability of "
-        "keeping",
+        N_(
+            "divided by p, the probability of dropping, instead of by 1 − p, the probability of "
+            "keeping"
+        ),
         lambda x, keep, p: np.where(keep, x / p, 0.0),
     ),
     Mistake(
-        "the mask inverted: `keep` is True where an entry survives",
+        N_("the mask inverted: `keep` is True where an entry survives"),
         lambda x, keep, p: np.where(keep, 0.0, x / (1 - p)),
     ),
     Mistake(
-        "divided by the fraction this draw kept (`keep.mean()`) instead of 1 − p: the scale "
-        "must not depend on the draw",
+        N_(
+            "divided by the fraction this draw kept (`keep.mean()`) instead of 1 − p: the scale "
+            "must not depend on the draw"
+        ),
         lambda x, keep, p: np.where(keep, x / keep.mean(), 0.0),
     ),
 )
@@ -304,18 +334,18 @@ DROPOUT_MISTAKES = (
 register(
     Exercise(
         id="toolbox-1",
-        title="the gradient through a softmax, ∂L/∂s = J ∂L/∂p",
+        title=N_("the gradient through a softmax, ∂L/∂s = J ∂L/∂p"),
         reference=_softmax_backward_reference,
         cases=_softmax_backward_cases,
         difficulty=2,
         minutes=10,
         mistakes=SOFTMAX_BACKWARD_MISTAKES,
-        hint=(
+        hint=N_(
             "with p = softmax(s) (subtract each row's maximum first), ∂L/∂s_j = Σ_i J[i, j] g_i "
             "and J = diag(p) − p pᵀ, so ∂L/∂s = p * (g − (p * g).sum(axis=-1, keepdims=True)): "
             "each weight's own gradient minus the weighted average of all of them."
         ),
-        nudge=(
+        nudge=N_(
             "entry j of ∂L/∂s is Σ_i J[i, j] g_i with J = diag(p) − p pᵀ: write that sum out by "
             "hand, and the (n, n) matrix is never needed."
         ),
@@ -325,19 +355,19 @@ register(
 register(
     Exercise(
         id="toolbox-2",
-        title="cross-entropy in bits",
+        title=N_("cross-entropy in bits"),
         reference=_cross_entropy_bits_reference,
         cases=_cross_entropy_cases,
         difficulty=2,
         minutes=10,
         mistakes=CROSS_ENTROPY_MISTAKES,
-        hint=(
+        hint=N_(
             "take the log-softmax of each row, z − max − log Σ exp(z − max) (never the log of a "
             "softmax that may be 0), pick each row's target entry with "
             "`log_p[np.arange(len(targets)), targets]`, average, negate, and divide by ln 2 to "
             "turn nats into bits."
         ),
-        nudge=(
+        nudge=N_(
             "bits are nats divided by ln 2; and a probability far below the largest one "
             "underflows to 0, so stay with log-probabilities all the way."
         ),
@@ -347,18 +377,18 @@ register(
 register(
     Exercise(
         id="toolbox-3",
-        title="one AdamW step",
+        title=N_("one AdamW step"),
         reference=_adamw_step_reference,
         cases=_adamw_cases,
         difficulty=2,
         minutes=10,
         mistakes=ADAMW_MISTAKES,
-        hint=(
+        hint=N_(
             "first shrink the weights, p · (1 − lr · λ); then m ← β₁ m + (1 − β₁) g and "
             "v ← β₂ v + (1 − β₂) g²; then p ← p − lr · m̂ / (√v̂ + ε) with m̂ = m / (1 − β₁ᵗ), "
             "v̂ = v / (1 − β₂ᵗ), β₁ = 0.9, β₂ = 0.999, ε = 1e-8. Return (p, m, v)."
         ),
-        nudge=(
+        nudge=N_(
             "AdamW is the chapter's adam_step plus one line: where does the shrink by "
             "(1 − lr · λ) go so that it stays apart from the gradient?"
         ),
@@ -368,17 +398,17 @@ register(
 register(
     Exercise(
         id="toolbox-4",
-        title="inverted dropout",
+        title=N_("inverted dropout"),
         reference=_dropout_reference,
         cases=_dropout_cases,
         difficulty=1,
         minutes=5,
         mistakes=DROPOUT_MISTAKES,
-        hint=(
+        hint=N_(
             "keep an entry where `keep` is True and divide it by 1 − p, the probability of "
             "keeping it; put 0 elsewhere: `np.where(keep, x / (1 - p), 0.0)`."
         ),
-        nudge=(
+        nudge=N_(
             "an entry survives with probability 1 − p: by what must a survivor be multiplied so "
             "that its mean stays what it was?"
         ),
@@ -408,8 +438,8 @@ class _Sublayer:
             + self.beta
 
     def __repr__(self) -> str:
-        return {"attn": "an attention sublayer", "ff": "a feed-forward sublayer"}.get(
-            self.kind, "a layer norm")
+        names = {"attn": N_("an attention sublayer"), "ff": N_("a feed-forward sublayer")}
+        return _(names.get(self.kind, N_("a layer norm")))
 
 
 def _pre_norm_block_reference(x: np.ndarray, attn: _Sublayer, ff: _Sublayer,
@@ -430,23 +460,31 @@ def _pre_norm_block_cases() -> list[tuple]:
 
 PRE_NORM_MISTAKES = (
     Mistake(
-        "post-norm, norm(x + attn(x)): chapter 6's original order; gpt.Block normalises only "
-        "what each sublayer reads",
+        N_(
+            "post-norm, norm(x + attn(x)): chapter 6's original order; gpt.Block normalises only "
+            "what each sublayer reads"
+        ),
         lambda x, attn, ff, norm: (lambda h: norm(h + ff(h)))(norm(x + attn(x))),
     ),
     Mistake(
-        "the feed-forward network read the stream from before attention's write, ff(norm(x)): "
-        "it reads the updated stream x + attn(norm(x))",
+        N_(
+            "the feed-forward network read the stream from before attention's write, ff(norm(x)): "
+            "it reads the updated stream x + attn(norm(x))"
+        ),
         lambda x, attn, ff, norm: x + attn(norm(x)) + ff(norm(x)),
     ),
     Mistake(
-        "no residual additions: each sublayer's output replaced the stream instead of being "
-        "added to it",
+        N_(
+            "no residual additions: each sublayer's output replaced the stream instead of being "
+            "added to it"
+        ),
         lambda x, attn, ff, norm: ff(norm(attn(norm(x)))),
     ),
     Mistake(
-        "the stream itself normalised, norm(x) + attn(norm(x)): the layer norm belongs on the "
-        "sublayer's input only, the stream keeps what was added",
+        N_(
+            "the stream itself normalised, norm(x) + attn(norm(x)): the layer norm belongs on the "
+            "sublayer's input only, the stream keeps what was added"
+        ),
         lambda x, attn, ff, norm: (lambda h: norm(h) + ff(norm(h)))(norm(x) + attn(norm(x))),
     ),
 )
@@ -483,22 +521,26 @@ def _probe_cases() -> list[tuple]:
 
 PROBE_MISTAKES = (
     Mistake(
-        "no bias column: the boundary was forced through the origin, where this property's "
-        "boundary is not",
+        N_(
+            "no bias column: the boundary was forced through the origin, where this property's "
+            "boundary is not"
+        ),
         lambda Xf, yf, Xn, yn: _probe_score(_probe_fit(Xf, yf, bias=False), Xn, yn, bias=False),
     ),
     Mistake(
-        "scored on the vectors it was fitted on: a probe's accuracy counts on new vectors only",
+        N_("scored on the vectors it was fitted on: a probe's accuracy counts on new vectors only"),
         lambda Xf, yf, Xn, yn: _probe_reference(Xf, yf, Xf, yf),
     ),
     Mistake(
-        "fitted onto 0 and 1 but thresholded at 0: with 0/1 targets the boundary is 0.5 (or fit "
-        "onto −1 and +1, as the chapter does)",
+        N_(
+            "fitted onto 0 and 1 but thresholded at 0: with 0/1 targets the boundary is 0.5 (or "
+            "fit onto −1 and +1, as the chapter does)"
+        ),
         lambda Xf, yf, Xn, yn: float(((np.c_[Xn, np.ones(len(Xn))] @ np.linalg.lstsq(
             np.c_[Xf, np.ones(len(Xf))], yf.astype(float), rcond=None)[0] > 0) == yn).mean()),
     ),
     Mistake(
-        "the share of wrong answers, 1 − accuracy",
+        N_("the share of wrong answers, 1 − accuracy"),
         lambda Xf, yf, Xn, yn: 1 - _probe_reference(Xf, yf, Xn, yn),
     ),
 )
@@ -507,17 +549,17 @@ PROBE_MISTAKES = (
 register(
     Exercise(
         id="toolbox-5",
-        title="one pre-norm block on the residual stream",
+        title=N_("one pre-norm block on the residual stream"),
         reference=_pre_norm_block_reference,
         cases=_pre_norm_block_cases,
         difficulty=1,
         minutes=5,
         mistakes=PRE_NORM_MISTAKES,
-        hint=(
+        hint=N_(
             "two lines: h = x + attn(norm(x)), then return h + ff(norm(h)). Each sublayer reads "
             "a normalised copy of the stream and adds its output to the stream itself."
         ),
-        nudge=(
+        nudge=N_(
             "a sublayer *reads* the stream through the layer norm and *writes* by adding: what "
             "does the feed-forward network read, the stream before or after attention's write?"
         ),
@@ -527,19 +569,19 @@ register(
 register(
     Exercise(
         id="toolbox-6",
-        title="a linear probe's accuracy on new vectors",
+        title=N_("a linear probe's accuracy on new vectors"),
         reference=_probe_reference,
         cases=_probe_cases,
         difficulty=2,
         minutes=10,
         mistakes=PROBE_MISTAKES,
-        hint=(
+        hint=N_(
             "fit w by least squares, np.linalg.lstsq(np.c_[X_fit, np.ones(len(X_fit))], "
             "np.where(y_fit, 1.0, -1.0), rcond=None)[0]; predict True where "
             "np.c_[X_new, np.ones(len(X_new))] @ w > 0; return the share of predictions equal "
             "to y_new as a float."
         ),
-        nudge=(
+        nudge=N_(
             "three steps: add a column of ones, fit onto ±1 by least squares on the fit "
             "vectors, then count the right answers on the *new* vectors only."
         ),

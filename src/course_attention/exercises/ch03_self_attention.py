@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..i18n import N_
 from .core import Exercise, Mistake, register, rng
 
 
@@ -65,33 +66,37 @@ def _attend(
 
 SELF_ATTENTION_MISTAKES = (
     Mistake(
-        "the scores divided by √d_model (the width of X) instead of √d_k (the width of the keys, "
-        "W_k.shape[1])",
+        N_(
+            "the scores divided by √d_model (the width of X) instead of √d_k (the width of the keys, "
+            "W_k.shape[1])"
+        ),
         lambda X, W_q, W_k, W_v: _attend(X, W_q, W_k, W_v, X.shape[-1] ** -0.5),
     ),
     Mistake(
-        "the scores divided by d_k instead of √d_k",
+        N_("the scores divided by d_k instead of √d_k"),
         lambda X, W_q, W_k, W_v: _attend(X, W_q, W_k, W_v, 1.0 / W_k.shape[-1]),
     ),
     Mistake(
-        "the scores not scaled at all (no division by √d_k)",
+        N_("the scores not scaled at all (no division by √d_k)"),
         lambda X, W_q, W_k, W_v: _attend(X, W_q, W_k, W_v, 1.0),
     ),
     Mistake(
-        "softmax over the queries (axis 0) instead of the keys (axis -1): columns sum to 1",
+        N_("softmax over the queries (axis 0) instead of the keys (axis -1): columns sum to 1"),
         lambda X, W_q, W_k, W_v: _attend(X, W_q, W_k, W_v, W_k.shape[-1] ** -0.5, axis=0),
     ),
     Mistake(
-        "no projections: X used as queries, keys and values (softmax(X Xᵀ/√d_model) X)",
+        N_("no projections: X used as queries, keys and values (softmax(X Xᵀ/√d_model) X)"),
         lambda X, W_q, W_k, W_v: _softmax(X @ X.T / np.sqrt(X.shape[-1])) @ X,
     ),
     Mistake(
-        "the weights multiplied with X instead of the values V = X W_v",
+        N_("the weights multiplied with X instead of the values V = X W_v"),
         lambda X, W_q, W_k, W_v: _softmax((X @ W_q) @ (X @ W_k).T / np.sqrt(W_k.shape[-1])) @ X,
     ),
     Mistake(
-        "no maximum subtracted before `np.exp`: large scores overflow to inf, and inf / inf is "
-        "NaN — subtract each row's maximum first",
+        N_(
+            "no maximum subtracted before `np.exp`: large scores overflow to inf, and inf / inf is "
+            "NaN — subtract each row's maximum first"
+        ),
         lambda X, W_q, W_k, W_v: (
             _naive_softmax((X @ W_q) @ (X @ W_k).T / np.sqrt(W_k.shape[-1])) @ (X @ W_v)
         ),
@@ -105,20 +110,22 @@ def _weight_bytes_reference(seq: int, batch: int, n_heads: int, bytes_per_number
 
 WEIGHT_BYTES_MISTAKES = (
     Mistake(
-        "seq counted once: the weights are (batch, n_heads, seq, seq), one number per *pair* of "
-        "tokens — seq appears twice",
+        N_(
+            "seq counted once: the weights are (batch, n_heads, seq, seq), one number per *pair* of "
+            "tokens — seq appears twice"
+        ),
         lambda seq, batch, n_heads, bytes_per_number: batch * n_heads * seq * bytes_per_number,
     ),
     Mistake(
-        "the number of weights, not their bytes (bytes_per_number left out)",
+        N_("the number of weights, not their bytes (bytes_per_number left out)"),
         lambda seq, batch, n_heads, bytes_per_number: batch * n_heads * seq * seq,
     ),
     Mistake(
-        "the heads left out: every head has its own (seq, seq) weights",
+        N_("the heads left out: every head has its own (seq, seq) weights"),
         lambda seq, batch, n_heads, bytes_per_number: batch * seq * seq * bytes_per_number,
     ),
     Mistake(
-        "bits instead of bytes (multiplied by 8)",
+        N_("bits instead of bytes (multiplied by 8)"),
         lambda seq, batch, n_heads, bytes_per_number: (
             8 * batch * n_heads * seq * seq * bytes_per_number
         ),
@@ -128,11 +135,16 @@ WEIGHT_BYTES_MISTAKES = (
 
 UNPERMUTE_MISTAKES = (
     Mistake(
-        "Y[perm] instead of Y[np.argsort(perm)]: that applies the permutation a second time "
-        "instead of undoing it",
+        N_(
+            "Y[perm] instead of Y[np.argsort(perm)]: that applies the permutation a second time "
+            "instead of undoing it"
+        ),
         lambda Y, perm: Y[perm],
     ),
-    Mistake("Y returned unchanged: the rows are still in the shuffled order", lambda Y, perm: Y),
+    Mistake(
+        N_("Y returned unchanged: the rows are still in the shuffled order"),
+        lambda Y, perm: Y,
+    ),
 )
 
 
@@ -152,18 +164,18 @@ def _unpermute_cases() -> list[tuple]:
 register(
     Exercise(
         id="self-attention-1",
-        title="self-attention from X and three weight matrices",
+        title=N_("self-attention from X and three weight matrices"),
         reference=_self_attention_reference,
         cases=_self_attention_cases,
         difficulty=2,
         minutes=10,
         mistakes=SELF_ATTENTION_MISTAKES,
-        hint=(
+        hint=N_(
             "project first: Q = X @ W_q, K = X @ W_k, V = X @ W_v (shapes (seq, d_k), (seq, d_k), "
             "(seq, d_v)); then softmax(Q Kᵀ / √d_k) V with d_k = W_k.shape[1], the width of the "
             "keys — not d_model, the width of X."
         ),
-        nudge=(
+        nudge=N_(
             "the queries, keys and values all come from the same X, each through its own matrix; "
             "after that it is chapter 2's attention, scaled by the width of the keys."
         ),
@@ -173,17 +185,17 @@ register(
 register(
     Exercise(
         id="self-attention-2",
-        title="the memory of the attention weights",
+        title=N_("the memory of the attention weights"),
         reference=_weight_bytes_reference,
         cases=lambda: [(1024, 1, 1, 4), (4096, 8, 16, 2), (100, 3, 12, 4), (7, 2, 1, 8)],
         difficulty=1,
         minutes=5,
         mistakes=WEIGHT_BYTES_MISTAKES,
-        hint=(
+        hint=N_(
             "the weights have shape (batch, n_heads, seq, seq): multiply the four sizes, with seq "
             "twice, and the bytes per number."
         ),
-        nudge=(
+        nudge=N_(
             "the weights hold one number per (query, key) pair, per head and per sequence of the "
             "batch: count them, then multiply by the bytes of one number."
         ),
@@ -193,17 +205,17 @@ register(
 register(
     Exercise(
         id="self-attention-3",
-        title="undo a permutation of the outputs",
+        title=N_("undo a permutation of the outputs"),
         reference=_unpermute_reference,
         cases=_unpermute_cases,
         difficulty=2,
         minutes=10,
         mistakes=UNPERMUTE_MISTAKES,
-        hint=(
+        hint=N_(
             "row i of Y belongs to the original token perm[i]. You need the inverse "
             "permutation, np.argsort(perm): Y[np.argsort(perm)]. Y[perm] permutes a second time."
         ),
-        nudge=(
+        nudge=N_(
             "row i of Y is the output of the token that the shuffle put at position i; perm says "
             "where each row came from, and you need the opposite map."
         ),

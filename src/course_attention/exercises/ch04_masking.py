@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..i18n import N_
 from .core import Exercise, Mistake, register, rng
 
 
@@ -27,29 +28,35 @@ def _padding_mask_cases() -> list[tuple]:
 
 PADDING_MASK_MISTAKES = (
     Mistake(
-        "the mask has no head and query axes: `(batch, seq_len)` lines the batch up with the "
-        "queries — add them with `[:, None, None, :]`",
+        N_(
+            "the mask has no head and query axes: `(batch, seq_len)` lines the batch up with the "
+            "queries — add them with `[:, None, None, :]`"
+        ),
         lambda lengths, seq_len: _real(lengths, seq_len),
     ),
     Mistake(
-        "the head axis is missing: `(batch, 1, seq_len)` faces the scores "
-        "`(batch, heads, seq_q, seq_k)` as `(heads, seq_q, seq_k)` and gives sentence b's mask "
-        "to head b — use `[:, None, None, :]`",
+        N_(
+            "the head axis is missing: `(batch, 1, seq_len)` faces the scores "
+            "`(batch, heads, seq_q, seq_k)` as `(heads, seq_q, seq_k)` and gives sentence b's mask "
+            "to head b — use `[:, None, None, :]`"
+        ),
         lambda lengths, seq_len: _real(lengths, seq_len)[:, None, :],
     ),
     Mistake(
-        "an int 0/1 array instead of bool: compare with `<`, which gives True/False",
+        N_("an int 0/1 array instead of bool: compare with `<`, which gives True/False"),
         lambda lengths, seq_len: _real(lengths, seq_len)[:, None, None, :].astype(int),
     ),
     Mistake(
-        "`<=` instead of `<`: position `length` is the first pad, not a real token",
+        N_("`<=` instead of `<`: position `length` is the first pad, not a real token"),
         lambda lengths, seq_len: (np.arange(seq_len)[None, :] <= lengths[:, None])[
             :, None, None, :
         ],
     ),
     Mistake(
-        "True at the pads: that is a *blocked* mask (True = hide); this course's masks say "
-        "True = may attend",
+        N_(
+            "True at the pads: that is a *blocked* mask (True = hide); this course's masks say "
+            "True = may attend"
+        ),
         lambda lengths, seq_len: ~_real(lengths, seq_len)[:, None, None, :],
     ),
 )
@@ -104,41 +111,53 @@ def _hint_softmax(scores: np.ndarray, mask: np.ndarray, top: np.ndarray) -> np.n
 
 MASKED_WEIGHTS_MISTAKES = (
     Mistake(
-        "hidden scores set to −1e9: a row with every key hidden becomes uniform instead of zero",
+        N_(
+            "hidden scores set to −1e9: a row with every key hidden becomes uniform instead of zero"
+        ),
         lambda scores, mask: _softmax(np.where(mask, scores, -1e9)),
     ),
     Mistake(
-        "hidden scores set to −∞ and a plain softmax: a row with every key hidden gives "
-        "NaN (−∞ − (−∞)); give empty rows zeros",
+        N_(
+            "hidden scores set to −∞ and a plain softmax: a row with every key hidden gives "
+            "NaN (−∞ − (−∞)); give empty rows zeros"
+        ),
         lambda scores, mask: _naive_softmax(np.where(mask, scores, -np.inf)),
     ),
     Mistake(
-        "the mask applied after the softmax (weights × mask): the hidden keys' share is lost "
-        "and the rows no longer sum to 1 — hide the scores before the softmax",
+        N_(
+            "the mask applied after the softmax (weights × mask): the hidden keys' share is lost "
+            "and the rows no longer sum to 1 — hide the scores before the softmax"
+        ),
         lambda scores, mask: _softmax(scores) * mask,
     ),
     Mistake(
-        "the scores multiplied by the mask: a hidden score becomes 0, not −∞, and still gets "
-        "weight",
+        N_(
+            "the scores multiplied by the mask: a hidden score becomes 0, not −∞, and still gets "
+            "weight"
+        ),
         lambda scores, mask: _softmax(scores * mask),
     ),
     Mistake(
-        "the mask read as blocked (True = hide); here True = may attend",
+        N_("the mask read as blocked (True = hide); here True = may attend"),
         lambda scores, mask: _softmax(np.where(mask, -np.inf, scores)),
     ),
     Mistake(
-        "softmax over the queries (axis -2) instead of the keys (axis -1)",
+        N_("softmax over the queries (axis -2) instead of the keys (axis -1)"),
         lambda scores, mask: _softmax(np.where(mask, scores, -np.inf), axis=-2),
     ),
     Mistake(
-        "the maximum taken over every key, hidden ones included: a hidden score far above the "
-        "visible ones makes every visible exp underflow to 0 — take each row's maximum over "
-        "the allowed keys, np.where(mask, scores, -np.inf).max(axis=-1, keepdims=True)",
+        N_(
+            "the maximum taken over every key, hidden ones included: a hidden score far above the "
+            "visible ones makes every visible exp underflow to 0 — take each row's maximum over "
+            "the allowed keys, np.where(mask, scores, -np.inf).max(axis=-1, keepdims=True)"
+        ),
         lambda scores, mask: _hint_softmax(scores, mask, scores.max(axis=-1, keepdims=True)),
     ),
     Mistake(
-        "one maximum for the whole array instead of one per row: a row far below it underflows "
-        "to 0 — take each row's own maximum (`axis=-1, keepdims=True`)",
+        N_(
+            "one maximum for the whole array instead of one per row: a row far below it underflows "
+            "to 0 — take each row's own maximum (`axis=-1, keepdims=True`)"
+        ),
         lambda scores, mask: _hint_softmax(
             scores, mask, np.broadcast_to(np.where(mask, scores, -np.inf).max(), scores.shape)
         ),
@@ -162,23 +181,27 @@ def _masked_mean_cases() -> list[tuple]:
 
 MASKED_MEAN_MISTAKES = (
     Mistake(
-        "the plain mean over every position, `losses.mean()`: the pad positions' losses count",
+        N_("the plain mean over every position, `losses.mean()`: the pad positions' losses count"),
         lambda losses, lengths: float(losses.mean()),
     ),
     Mistake(
-        "the losses multiplied by the mask, then `.mean()` over every position: the pads add "
-        "0 to the sum but still count in the denominator — divide by the number of real tokens",
+        N_(
+            "the losses multiplied by the mask, then `.mean()` over every position: the pads add "
+            "0 to the sum but still count in the denominator — divide by the number of real tokens"
+        ),
         lambda losses, lengths: float((losses * _real(lengths, losses.shape[1])).mean()),
     ),
     Mistake(
-        "`<=` instead of `<`: the first pad of each sentence counts as a real token",
+        N_("`<=` instead of `<`: the first pad of each sentence counts as a real token"),
         lambda losses, lengths: float(
             losses[np.arange(losses.shape[1])[None, :] <= lengths[:, None]].mean()
         ),
     ),
     Mistake(
-        "the mean of each sentence's mean: every sentence gets the same total weight, so a "
-        "short sentence's tokens weigh more — average over all real tokens together",
+        N_(
+            "the mean of each sentence's mean: every sentence gets the same total weight, so a "
+            "short sentence's tokens weigh more — average over all real tokens together"
+        ),
         lambda losses, lengths: float(
             np.mean([row[:n].mean() for row, n in zip(losses, lengths, strict=True)])
         ),
@@ -189,18 +212,18 @@ MASKED_MEAN_MISTAKES = (
 register(
     Exercise(
         id="masking-1",
-        title="a key-padding mask from lengths",
+        title=N_("a key-padding mask from lengths"),
         reference=_padding_mask_reference,
         cases=_padding_mask_cases,
         difficulty=1,
         minutes=5,
         mistakes=PADDING_MASK_MISTAKES,
-        hint=(
+        hint=N_(
             "compare positions with lengths: np.arange(seq_len)[None, :] < lengths[:, None] is "
             "(batch, seq_len), True at real tokens; add the head and query axes with "
             "[:, None, None, :] so the mask broadcasts to the scores (batch, heads, seq_q, seq_k)."
         ),
-        nudge=(
+        nudge=N_(
             "a position holds a real token when its index is smaller than its sequence's length; "
             "then give the mask the axes it needs to broadcast against scores (batch, heads, "
             "seq_q, seq_k)."
@@ -211,19 +234,19 @@ register(
 register(
     Exercise(
         id="masking-2",
-        title="masked softmax without NaN",
+        title=N_("masked softmax without NaN"),
         reference=_masked_weights_reference,
         cases=_masked_weights_cases,
         difficulty=2,
         minutes=15,
         mistakes=MASKED_WEIGHTS_MISTAKES,
-        hint=(
+        hint=N_(
             "hidden entries must get weight exactly 0, and a row in which every key is hidden "
             "must be all zeros, not NaN and not uniform. Replace hidden scores by the row "
             "maximum of the allowed ones before np.exp, then multiply by the mask and divide "
             "only where the row sum is positive (np.divide(..., where=total > 0))."
         ),
-        nudge=(
+        nudge=N_(
             "think about two rows before you code: one with some hidden keys (their weights must "
             "be exactly 0) and one in which every key is hidden (all zeros, not NaN)."
         ),
@@ -233,18 +256,18 @@ register(
 register(
     Exercise(
         id="masking-3",
-        title="a loss that ignores padded positions",
+        title=N_("a loss that ignores padded positions"),
         reference=_masked_mean_reference,
         cases=_masked_mean_cases,
         difficulty=1,
         minutes=5,
         mistakes=MASKED_MEAN_MISTAKES,
-        hint=(
+        hint=N_(
             "outputs at padded query positions are garbage: leave them out. Build the "
             "(batch, seq) mask of real positions from lengths and average losses[mask] only, "
             "not losses.mean() over every position."
         ),
-        nudge=(
+        nudge=N_(
             "average over the real positions only: a padded position must count neither in the sum "
             "nor in the number you divide by."
         ),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..i18n import N_
 from .core import Exercise, Mistake, register, rng
 
 EPS = 1e-5  # torch.nn.LayerNorm's default
@@ -22,13 +23,17 @@ def _normalise(x: np.ndarray, axis: int | tuple[int, ...] | None = -1, ddof: int
 
 LAYER_NORM_MISTAKES = (
     Mistake(
-        "the unbiased variance (`ddof=1`, the default of `torch.var`): layer norm divides the "
-        "squared deviations by d, not d - 1",
+        N_(
+            "the unbiased variance (`ddof=1`, the default of `torch.var`): layer norm divides the "
+            "squared deviations by d, not d - 1"
+        ),
         lambda x, gamma, beta: _normalise(x, ddof=1) * gamma + beta,
     ),
     Mistake(
-        "ε added outside the square root, `sqrt(var) + eps`: layer norm computes "
-        "`sqrt(var + eps)`, which matters for a token whose features are almost equal",
+        N_(
+            "ε added outside the square root, `sqrt(var) + eps`: layer norm computes "
+            "`sqrt(var + eps)`, which matters for a token whose features are almost equal"
+        ),
         lambda x, gamma, beta: (
             (x - x.mean(axis=-1, keepdims=True))
             / (np.sqrt(x.var(axis=-1, keepdims=True)) + EPS)
@@ -37,16 +42,18 @@ LAYER_NORM_MISTAKES = (
         ),
     ),
     Mistake(
-        "the mean and variance taken over the whole array instead of each token's last axis "
-        "(`axis=-1, keepdims=True`)",
+        N_(
+            "the mean and variance taken over the whole array instead of each token's last axis "
+            "(`axis=-1, keepdims=True`)"
+        ),
         lambda x, gamma, beta: _normalise(x, axis=None) * gamma + beta,
     ),
     Mistake(
-        "γ and β swapped: multiply by gamma (the scale), then add beta (the shift)",
+        N_("γ and β swapped: multiply by gamma (the scale), then add beta (the shift)"),
         lambda x, gamma, beta: _normalise(x) * beta + gamma,
     ),
     Mistake(
-        "γ and β left out: the normalised x must still be scaled by gamma and shifted by beta",
+        N_("γ and β left out: the normalised x must still be scaled by gamma and shifted by beta"),
         lambda x, gamma, beta: _normalise(x),
     ),
 )
@@ -74,21 +81,25 @@ def _parameters_reference(d_model: int, d_ff: int) -> int:
 
 PARAMETER_MISTAKES = (
     Mistake(
-        "the two layer norms left out: each has γ and β of shape (d_model,), 4·d_model in all",
+        N_("the two layer norms left out: each has γ and β of shape (d_model,), 4·d_model in all"),
         lambda d_model, d_ff: _parameters_reference(d_model, d_ff) - 4 * d_model,
     ),
     Mistake(
-        "the output projection W_o left out: attention has four d_model × d_model matrices "
-        "(W_q, W_k, W_v, W_o), each with a bias",
+        N_(
+            "the output projection W_o left out: attention has four d_model × d_model matrices "
+            "(W_q, W_k, W_v, W_o), each with a bias"
+        ),
         lambda d_model, d_ff: _parameters_reference(d_model, d_ff) - d_model * d_model - d_model,
     ),
     Mistake(
-        "the biases of the linear layers left out (4·d_model in attention, d_ff + d_model in "
-        "the feed-forward network)",
+        N_(
+            "the biases of the linear layers left out (4·d_model in attention, d_ff + d_model in "
+            "the feed-forward network)"
+        ),
         lambda d_model, d_ff: _parameters_reference(d_model, d_ff) - 5 * d_model - d_ff,
     ),
     Mistake(
-        "the hidden width taken as 4·d_model instead of the d_ff you were given",
+        N_("the hidden width taken as 4·d_model instead of the d_ff you were given"),
         lambda d_model, d_ff: _parameters_reference(d_model, 4 * d_model),
     ),
 )
@@ -125,30 +136,36 @@ def _ff(
 
 RESIDUAL_FF_MISTAKES = (
     Mistake(
-        "pre-norm and post-norm swapped: `norm_first=True` means x + ff(layer_norm(x))",
+        N_("pre-norm and post-norm swapped: `norm_first=True` means x + ff(layer_norm(x))"),
         lambda x, W1, b1, W2, b2, norm_first: _residual_ff_reference(
             x, W1, b1, W2, b2, not norm_first
         ),
     ),
     Mistake(
-        "`norm_first` ignored: post-norm, layer_norm(x + ff(x)), on every call — with "
-        "norm_first=True the norm comes first, x + ff(layer_norm(x))",
+        N_(
+            "`norm_first` ignored: post-norm, layer_norm(x + ff(x)), on every call — with "
+            "norm_first=True the norm comes first, x + ff(layer_norm(x))"
+        ),
         lambda x, W1, b1, W2, b2, norm_first: _residual_ff_reference(x, W1, b1, W2, b2, False),
     ),
     Mistake(
-        "`norm_first` ignored: pre-norm, x + ff(layer_norm(x)), on every call — with "
-        "norm_first=False the norm comes last, layer_norm(x + ff(x))",
+        N_(
+            "`norm_first` ignored: pre-norm, x + ff(layer_norm(x)), on every call — with "
+            "norm_first=False the norm comes last, layer_norm(x + ff(x))"
+        ),
         lambda x, W1, b1, W2, b2, norm_first: _residual_ff_reference(x, W1, b1, W2, b2, True),
     ),
     Mistake(
-        "the residual left out: the sublayer must add its input x back",
+        N_("the residual left out: the sublayer must add its input x back"),
         lambda x, W1, b1, W2, b2, norm_first: (
             _ff(_ln(x), W1, b1, W2, b2) if norm_first else _ln(_ff(x, W1, b1, W2, b2))
         ),
     ),
     Mistake(
-        "the residual taken from the normalised input, layer_norm(x) + ff(layer_norm(x)): in "
-        "pre-norm the residual path carries x itself and passes no norm",
+        N_(
+            "the residual taken from the normalised input, layer_norm(x) + ff(layer_norm(x)): in "
+            "pre-norm the residual path carries x itself and passes no norm"
+        ),
         lambda x, W1, b1, W2, b2, norm_first: (
             _ln(x) + _ff(_ln(x), W1, b1, W2, b2)
             if norm_first
@@ -156,8 +173,10 @@ RESIDUAL_FF_MISTAKES = (
         ),
     ),
     Mistake(
-        "post-norm that normalises only the sublayer's output, x + layer_norm(ff(x)): "
-        "post-norm normalises the sum, layer_norm(x + ff(x))",
+        N_(
+            "post-norm that normalises only the sublayer's output, x + layer_norm(ff(x)): "
+            "post-norm normalises the sum, layer_norm(x + ff(x))"
+        ),
         lambda x, W1, b1, W2, b2, norm_first: (
             _residual_ff_reference(x, W1, b1, W2, b2, True)
             if norm_first
@@ -180,18 +199,18 @@ def _residual_ff_cases() -> list[tuple]:
 register(
     Exercise(
         id="transformer-block-1",
-        title="layer norm over each token's features",
+        title=N_("layer norm over each token's features"),
         reference=_layer_norm_reference,
         cases=_layer_norm_cases,
         difficulty=1,
         minutes=10,
         mistakes=LAYER_NORM_MISTAKES,
-        hint=(
+        hint=N_(
             "take the mean and the variance over the last axis only, keeping it "
             "(axis=-1, keepdims=True); use the biased variance (np.var's default) plus eps = 1e-5 "
             "under the square root, then multiply by gamma and add beta."
         ),
-        nudge=(
+        nudge=N_(
             "each token is normalised on its own, over its own features (the last axis); then "
             "gamma scales and beta shifts."
         ),
@@ -201,18 +220,18 @@ register(
 register(
     Exercise(
         id="transformer-block-2",
-        title="the parameters of an encoder layer",
+        title=N_("the parameters of an encoder layer"),
         reference=_parameters_reference,
         cases=lambda: [(4, 10), (8, 32), (6, 6), (2, 16)],
         difficulty=1,
         minutes=5,
         mistakes=PARAMETER_MISTAKES,
-        hint=(
+        hint=N_(
             "add three parts: attention (four d_model × d_model matrices and four biases of "
             "d_model), the feed-forward network (W_1 d_model × d_ff, W_2 d_ff × d_model, biases "
             "d_ff and d_model) and two layer norms (gamma and beta of d_model each)."
         ),
-        nudge=(
+        nudge=N_(
             "count the weights and the biases of each part of the layer separately: the four "
             "attention projections, the two layers of the feed-forward network and the two layer "
             "norms."
@@ -223,18 +242,18 @@ register(
 register(
     Exercise(
         id="transformer-block-3",
-        title="a feed-forward sublayer, pre-norm or post-norm",
+        title=N_("a feed-forward sublayer, pre-norm or post-norm"),
         reference=_residual_ff_reference,
         cases=_residual_ff_cases,
         difficulty=2,
         minutes=10,
         mistakes=RESIDUAL_FF_MISTAKES,
-        hint=(
+        hint=N_(
             "pre-norm (norm_first=True) is x + ff(layer_norm(x)); post-norm is "
             "layer_norm(x + ff(x)). Use ref.layer_norm with its defaults (gamma 1, beta 0) and "
             "ref.feed_forward; keep the residual x outside the norm in pre-norm."
         ),
-        nudge=(
+        nudge=N_(
             "the two placements differ only in where the layer norm sits relative to the residual "
             "addition: compare the section's two equations."
         ),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..i18n import N_
 from .core import Exercise, Mistake, register, rng
 
 A = np.ndarray
@@ -82,38 +83,46 @@ def _ties_kept(probs: np.ndarray, p: float) -> np.ndarray:
 
 TOP_P_MISTAKES = (
     Mistake(
-        "kept only the tokens whose cumulative mass is ≤ p: that drops the token that carries "
-        "the mass past p, so the kept mass stays below p unless some prefix sums to p exactly "
-        "(and nothing is kept when the first token alone is above p)",
+        N_(
+            "kept only the tokens whose cumulative mass is ≤ p: that drops the token that carries "
+            "the mass past p, so the kept mass stays below p unless some prefix sums to p exactly "
+            "(and nothing is kept when the first token alone is above p)"
+        ),
         _cum_below,
     ),
     Mistake(
-        "kept tokens until the mass is *above* p: when it reaches p exactly, the set is already "
-        "big enough (smallest set with mass ≥ p)",
+        N_(
+            "kept tokens until the mass is *above* p: when it reaches p exactly, the set is "
+            "already big enough (smallest set with mass ≥ p)"
+        ),
         _cum_above,
     ),
     Mistake(
-        "the kept probabilities were not renormalised: divide by their sum so they add up to 1",
+        N_("the kept probabilities were not renormalised: divide by their sum so they add up to 1"),
         _not_renormalised,
     ),
     Mistake(
-        "sorted in increasing order: top-p keeps the *most* likely tokens (sort by -probs)",
+        N_("sorted in increasing order: top-p keeps the *most* likely tokens (sort by -probs)"),
         _ascending,
     ),
     Mistake(
-        "returned the probabilities in sorted order: put each back at its token's id",
+        N_("returned the probabilities in sorted order: put each back at its token's id"),
         _left_sorted,
     ),
     Mistake(
-        "the mass was compared with p exactly: in float64 0.6 + 0.3 is 0.8999999999999999, just "
-        "below 0.9, so rounding keeps one token too many. Count a mass within 1e-12 of p as "
-        "reaching it: keep while before < p - 1e-12",
+        N_(
+            "the mass was compared with p exactly: in float64 0.6 + 0.3 is 0.8999999999999999, "
+            "just below 0.9, so rounding keeps one token too many. Count a mass within 1e-12 of p "
+            "as reaching it: keep while before < p - 1e-12"
+        ),
         _no_tolerance,
     ),
     Mistake(
-        "every token as likely as the last one needed was kept: with a tie at the edge that keeps "
-        "more than the smallest set. Take the tokens in sorted order (a stable sort puts the lower "
-        "id first) and stop as soon as the mass reaches p",
+        N_(
+            "every token as likely as the last one needed was kept: with a tie at the edge that "
+            "keeps more than the smallest set. Take the tokens in sorted order (a stable sort puts "
+            "the lower id first) and stop as soon as the mass reaches p"
+        ),
         _ties_kept,
     ),
 )
@@ -185,23 +194,29 @@ def _keys_as_values(q: A, k: A, v: A, K_cache: A, V_cache: A) -> tuple:
 
 CACHED_STEP_MISTAKES = (
     Mistake(
-        "attended before appending the new key and value: the new token must also see itself "
-        "(the causal mask's diagonal)",
+        N_(
+            "attended before appending the new key and value: the new token must also see itself "
+            "(the causal mask's diagonal)"
+        ),
         _before_append,
     ),
     Mistake(
-        "the cache was replaced by the new key and value instead of extended: the new token "
-        "then sees only itself, never the prefix",
+        N_(
+            "the cache was replaced by the new key and value instead of extended: the new token "
+            "then sees only itself, never the prefix"
+        ),
         _replaced,
     ),
     Mistake(
-        "the new key and value were put in front of the cache: the output is the same (attention "
-        "ignores order), but row i of the cache must stay position i",
+        N_(
+            "the new key and value were put in front of the cache: the output is the same "
+            "(attention ignores order), but row i of the cache must stay position i"
+        ),
         _prepended,
     ),
-    Mistake("the scores were not divided by √d_k", _unscaled),
+    Mistake(N_("the scores were not divided by √d_k"), _unscaled),
     Mistake(
-        "the weights were applied to the keys instead of the values",
+        N_("the weights were applied to the keys instead of the values"),
         _keys_as_values,
     ),
 )
@@ -271,44 +286,50 @@ def _no_minus(train: A, valid: A, vocab_size: int, alpha: float) -> float:
 
 
 BIGRAM_MISTAKES = (
-    Mistake("log base 2: that is bits per character; the course measures nats (np.log)", _bits),
+    Mistake(N_("log base 2: that is bits per character; the course measures nats (np.log)"), _bits),
     Mistake(
-        "each count divided by the total of the whole table: that is P(previous, next), not "
-        "P(next | previous) — divide each row by its own sum",
+        N_(
+            "each count divided by the total of the whole table: that is P(previous, next), not "
+            "P(next | previous) — divide each row by its own sum"
+        ),
         _joint,
     ),
     Mistake(
-        "the pairs counted the wrong way round: row = the *previous* character, column = the "
-        "next one",
+        N_(
+            "the pairs counted the wrong way round: row = the *previous* character, column = the "
+            "next one"
+        ),
         _backwards,
     ),
     Mistake(
-        "no smoothing (alpha ignored): a pair never seen in training gets probability 0 and an "
-        "infinite loss",
+        N_(
+            "no smoothing (alpha ignored): a pair never seen in training gets probability 0 and an "
+            "infinite loss"
+        ),
         _unsmoothed,
     ),
-    Mistake("a unigram model: the previous character was not used", _unigram),
-    Mistake("the minus sign is missing: a cross-entropy is −mean(log p) ≥ 0", _no_minus),
+    Mistake(N_("a unigram model: the previous character was not used"), _unigram),
+    Mistake(N_("the minus sign is missing: a cross-entropy is −mean(log p) ≥ 0"), _no_minus),
 )
 
 
 register(
     Exercise(
         id="decoder-only-1",
-        title="top-p (nucleus) filtering",
+        title=N_("top-p (nucleus) filtering"),
         reference=_top_p_reference,
         cases=_top_p_cases,
         difficulty=2,
         minutes=10,
         mistakes=TOP_P_MISTAKES,
-        hint=(
+        hint=N_(
             "sort the ids by decreasing probability (np.argsort(-probs, kind='stable'): of equal "
             "probabilities the lower id first); keep a token while the mass of the tokens "
             "*before* it is still below p - 1e-12 (so the token that reaches p is kept, and "
             "float rounding such as 0.6 + 0.3 = 0.8999999999999999 cannot add one); zero the "
             "others at their own ids and divide by the sum."
         ),
-        nudge=(
+        nudge=N_(
             "take the tokens from the most likely down and keep them until their running total "
             "reaches p; every other token gets probability 0 before you renormalise."
         ),
@@ -318,18 +339,18 @@ register(
 register(
     Exercise(
         id="decoder-only-2",
-        title="one decoding step with a KV cache",
+        title=N_("one decoding step with a KV cache"),
         reference=_cached_step_reference,
         cases=_cached_step_cases,
         difficulty=2,
         minutes=10,
         mistakes=CACHED_STEP_MISTAKES,
-        hint=(
+        hint=N_(
             "append first: K = concatenate([K_cache, k[None]]), the same for V (shapes (t + 1, "
             "d)); then weights = softmax(K @ q / sqrt(d_k)), shape (t + 1,); output = weights @ "
             "V. Return (output, K, V): the caches for the next step."
         ),
-        nudge=(
+        nudge=N_(
             "one step with a KV cache: the new token's key and value join the cache first, then "
             "its query attends to everything in the cache."
         ),
@@ -339,18 +360,18 @@ register(
 register(
     Exercise(
         id="decoder-only-3",
-        title="the bigram baseline",
+        title=N_("the bigram baseline"),
         reference=_bigram_reference,
         cases=_bigram_cases,
         difficulty=2,
         minutes=15,
         mistakes=BIGRAM_MISTAKES,
-        hint=(
+        hint=N_(
             "counts = zeros((vocab_size, vocab_size)) + alpha; np.add.at(counts, (train[:-1], "
             "train[1:]), 1); divide each row by its sum to get P(next | previous); the loss is "
             "-mean(log P[valid[:-1], valid[1:]]) in nats."
         ),
-        nudge=(
+        nudge=N_(
             "a bigram model is a table of next-token probabilities for each previous token, "
             "estimated from counts of the training pairs (plus alpha each); the loss is measured "
             "on the validation pairs, in nats."

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..i18n import N_
 from .core import Exercise, Mistake, register, rng
 
 
@@ -27,20 +28,26 @@ def _previous_token_cases() -> list[tuple]:
 
 PREVIOUS_TOKEN_MISTAKES = (
     Mistake(
-        "the diagonal (`w[q, q]`, the token itself) instead of the one below it (`w[q, q - 1]`)",
+        N_(
+            "the diagonal (`w[q, q]`, the token itself) instead of the one below it (`w[q, q - 1]`)"
+        ),
         lambda w: float(np.diagonal(w).mean()),
     ),
     Mistake(
-        "the diagonal above (`w[q, q + 1]`, the next token): under a causal mask it is always 0",
+        N_(
+            "the diagonal above (`w[q, q + 1]`, the next token): under a causal mask it is always 0"
+        ),
         lambda w: float(np.diagonal(w, offset=1).mean()),
     ),
     Mistake(
-        "query 0 counted too (with `np.roll` or index −1 it reads the last key, which it cannot "
-        "see): average over queries 1 … seq − 1 only",
+        N_(
+            "query 0 counted too (with `np.roll` or index −1 it reads the last key, which it cannot "
+            "see): average over queries 1 … seq − 1 only"
+        ),
         lambda w: float(w[np.arange(w.shape[0]), np.arange(w.shape[0]) - 1].mean()),
     ),
     Mistake(
-        "summed instead of averaged over the queries",
+        N_("summed instead of averaged over the queries"),
         lambda w: float(np.diagonal(w, offset=-1).sum()),
     ),
 )
@@ -84,16 +91,18 @@ def _induction_variant(weights: np.ndarray, tokens: np.ndarray, key: str) -> flo
 
 INDUCTION_MISTAKES = (
     Mistake(
-        "the weight on the previous occurrence itself (`w[q, j]`), not on the token after it "
-        "(`w[q, j + 1]`), which holds the answer to copy",
+        N_(
+            "the weight on the previous occurrence itself (`w[q, j]`), not on the token after it "
+            "(`w[q, j + 1]`), which holds the answer to copy"
+        ),
         lambda w, t: _induction_variant(w, t, "same"),
     ),
     Mistake(
-        "the first earlier occurrence instead of the most recent one",
+        N_("the first earlier occurrence instead of the most recent one"),
         lambda w, t: _induction_variant(w, t, "first"),
     ),
     Mistake(
-        "averaged over every query, counting 0 for queries whose token never occurred before",
+        N_("averaged over every query, counting 0 for queries whose token never occurred before"),
         lambda w, t: _induction_variant(w, t, "all"),
     ),
 )
@@ -133,25 +142,31 @@ def _zero_output_slice(heads: np.ndarray, W_o: np.ndarray, head: int) -> np.ndar
 
 ABLATE_MISTAKES = (
     Mistake(
-        "the output features of the head's width zeroed after `W_o` (columns `h·d … (h+1)·d` of "
-        "the result): `W_o` mixes every head into every feature, so zero the head *before* it",
+        N_(
+            "the output features of the head's width zeroed after `W_o` (columns `h·d … (h+1)·d` of "
+            "the result): `W_o` mixes every head into every feature, so zero the head *before* it"
+        ),
         _zero_output_slice,
     ),
     Mistake(
-        "nothing switched off: the full layer output",
+        N_("nothing switched off: the full layer output"),
         lambda heads, W_o, head: _merge(heads) @ W_o,
     ),
     Mistake(
-        "the other heads scaled up by heads / (heads − 1): a zero ablation just removes the head",
+        N_(
+            "the other heads scaled up by heads / (heads − 1): a zero ablation just removes the head"
+        ),
         _rescaled,
     ),
     Mistake(
-        "the next head zeroed (off by one: heads are counted from 0)",
+        N_("the next head zeroed (off by one: heads are counted from 0)"),
         lambda heads, W_o, head: _ablate_reference(heads, W_o, (head + 1) % heads.shape[0]),
     ),
     Mistake(
-        "the heads merged in the wrong order (`heads.reshape(seq, -1)` without moving the head "
-        "axis next to d_head first)",
+        N_(
+            "the heads merged in the wrong order (`heads.reshape(seq, -1)` without moving the head "
+            "axis next to d_head first)"
+        ),
         lambda heads, W_o, head: (
             np.where(np.arange(heads.shape[0])[:, None, None] == head, 0.0, heads).reshape(
                 heads.shape[1], -1
@@ -165,19 +180,23 @@ ABLATE_MISTAKES = (
 register(
     Exercise(
         id="induction-heads-1",
-        title="the previous-token score",
+        title=N_("the previous-token score"),
         reference=_previous_token_reference,
         cases=_previous_token_cases,
         difficulty=1,
         minutes=5,
         mistakes=PREVIOUS_TOKEN_MISTAKES,
         hint=(
-            "for each query q = 1 … seq − 1 take weights[q, q − 1] (the diagonal just below the "
-            "main one: np.diagonal(weights, offset=-1)) and average them."
+            N_(
+                "for each query q = 1 … seq − 1 take weights[q, q − 1] (the diagonal just below the "
+                "main one: np.diagonal(weights, offset=-1)) and average them."
+            )
         ),
         nudge=(
-            "a previous-token head puts the weight of query q on key q − 1: which diagonal of the "
-            "weight matrix holds those entries?"
+            N_(
+                "a previous-token head puts the weight of query q on key q − 1: which diagonal of the "
+                "weight matrix holds those entries?"
+            )
         ),
     )
 )
@@ -185,20 +204,24 @@ register(
 register(
     Exercise(
         id="induction-heads-2",
-        title="an induction score from the tokens",
+        title=N_("an induction score from the tokens"),
         reference=_induction_reference,
         cases=_induction_cases,
         difficulty=2,
         minutes=15,
         mistakes=INDUCTION_MISTAKES,
         hint=(
-            "for each query q, find the earlier positions j < q with tokens[j] == tokens[q]; if "
-            "there are any, take the most recent j and the weight weights[q, j + 1]. Average over "
-            "those queries only (return 0.0 when there are none)."
+            N_(
+                "for each query q, find the earlier positions j < q with tokens[j] == tokens[q]; if "
+                "there are any, take the most recent j and the weight weights[q, j + 1]. Average over "
+                "those queries only (return 0.0 when there are none)."
+            )
         ),
         nudge=(
-            "an induction head at query q looks at the token right after the most recent earlier "
-            "occurrence of tokens[q]; queries whose token did not occur before do not count."
+            N_(
+                "an induction head at query q looks at the token right after the most recent earlier "
+                "occurrence of tokens[q]; queries whose token did not occur before do not count."
+            )
         ),
     )
 )
@@ -206,19 +229,23 @@ register(
 register(
     Exercise(
         id="induction-heads-3",
-        title="switch one head off",
+        title=N_("switch one head off"),
         reference=_ablate_reference,
         cases=_ablate_cases,
         difficulty=2,
         minutes=10,
         mistakes=ABLATE_MISTAKES,
         hint=(
-            "copy heads, set heads[head] = 0, then merge: (heads, seq, d_head) → (seq, heads, "
-            "d_head) → (seq, heads · d_head), and multiply by W_o."
+            N_(
+                "copy heads, set heads[head] = 0, then merge: (heads, seq, d_head) → (seq, heads, "
+                "d_head) → (seq, heads · d_head), and multiply by W_o."
+            )
         ),
         nudge=(
-            "switching a head off sets its output to zero before the heads are merged and "
-            "projected, without changing the caller's array."
+            N_(
+                "switching a head off sets its output to zero before the heads are merged and "
+                "projected, without changing the caller's array."
+            )
         ),
     )
 )

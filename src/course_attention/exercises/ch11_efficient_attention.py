@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..i18n import N_
 from .core import Exercise, Mistake, register, rng
 
 # --- 1: the KV cache of one token -----------------------------------------------------------
@@ -20,21 +21,25 @@ def _kv_bytes_reference(
 
 KV_BYTES_MISTAKES = (
     Mistake(
-        "only the keys counted: the cache holds a key *and* a value per layer and KV head "
-        "(the factor 2 is missing)",
+        N_(
+            "only the keys counted: the cache holds a key *and* a value per layer and KV head "
+            "(the factor 2 is missing)"
+        ),
         lambda n_layers, n_heads, n_kv_heads, d_head, b: n_layers * n_kv_heads * d_head * b,
     ),
     Mistake(
-        "the query heads counted instead of the key/value heads: queries are never cached, and "
-        "with GQA only n_kv_heads keys and values are stored",
+        N_(
+            "the query heads counted instead of the key/value heads: queries are never cached, and "
+            "with GQA only n_kv_heads keys and values are stored"
+        ),
         lambda n_layers, n_heads, n_kv_heads, d_head, b: 2 * n_layers * n_heads * d_head * b,
     ),
     Mistake(
-        "one layer only: every layer keeps its own keys and values",
+        N_("one layer only: every layer keeps its own keys and values"),
         lambda n_layers, n_heads, n_kv_heads, d_head, b: 2 * n_kv_heads * d_head * b,
     ),
     Mistake(
-        "values counted, not bytes (bytes_per_value ignored)",
+        N_("values counted, not bytes (bytes_per_value ignored)"),
         lambda n_layers, n_heads, n_kv_heads, d_head, b: 2 * n_layers * n_kv_heads * d_head,
     ),
 )
@@ -83,23 +88,31 @@ def _no_max_subtracted(m, total, x):
 
 ONLINE_UPDATE_MISTAKES = (
     Mistake(
-        "the old sum was not rescaled: it was summed against the old maximum, so multiply it "
-        "by exp(m − m_new) before adding the new block",
+        N_(
+            "the old sum was not rescaled: it was summed against the old maximum, so multiply it "
+            "by exp(m − m_new) before adding the new block"
+        ),
         _no_rescale,
     ),
     Mistake(
-        "the rescaling factor is upside down: exp(m_new − m) instead of exp(m − m_new) "
-        "(it must be ≤ 1, since the maximum only grows)",
+        N_(
+            "the rescaling factor is upside down: exp(m_new − m) instead of exp(m − m_new) "
+            "(it must be ≤ 1, since the maximum only grows)"
+        ),
         _wrong_sign,
     ),
     Mistake(
-        "the new maximum is the block's maximum alone: it must be the larger of the old "
-        "maximum and the block's (np.maximum(m, x_block.max(axis=-1)))",
+        N_(
+            "the new maximum is the block's maximum alone: it must be the larger of the old "
+            "maximum and the block's (np.maximum(m, x_block.max(axis=-1)))"
+        ),
         _block_max_only,
     ),
     Mistake(
-        "the new block was exponentiated without subtracting the new maximum: "
-        "np.exp(x_block) instead of np.exp(x_block − m_new)",
+        N_(
+            "the new block was exponentiated without subtracting the new maximum: "
+            "np.exp(x_block) instead of np.exp(x_block − m_new)"
+        ),
         _no_max_subtracted,
     ),
 )
@@ -129,16 +142,18 @@ def _repeat_kv_reference(K: np.ndarray, n_heads: int) -> np.ndarray:
 
 REPEAT_KV_MISTAKES = (
     Mistake(
-        "the whole stack of KV heads tiled (np.tile): query head i then reads KV head "
-        "i % n_kv_heads, but in GQA it reads head i // (n_heads / n_kv_heads) — use np.repeat",
+        N_(
+            "the whole stack of KV heads tiled (np.tile): query head i then reads KV head "
+            "i % n_kv_heads, but in GQA it reads head i // (n_heads / n_kv_heads) — use np.repeat"
+        ),
         lambda K, n_heads: np.tile(K, (1, n_heads // K.shape[1], 1, 1)),
     ),
     Mistake(
-        "repeated along the sequence axis (axis 2) instead of the head axis (axis 1)",
+        N_("repeated along the sequence axis (axis 2) instead of the head axis (axis 1)"),
         lambda K, n_heads: np.repeat(K, n_heads // K.shape[1], axis=2),
     ),
     Mistake(
-        "each KV head repeated n_heads times instead of n_heads / n_kv_heads times",
+        N_("each KV head repeated n_heads times instead of n_heads / n_kv_heads times"),
         lambda K, n_heads: np.repeat(K, n_heads, axis=1),
     ),
 )
@@ -157,20 +172,24 @@ def _repeat_kv_cases() -> list[tuple]:
 register(
     Exercise(
         id="efficient-attention-1",
-        title="the KV cache of one token",
+        title=N_("the KV cache of one token"),
         reference=_kv_bytes_reference,
         cases=_kv_bytes_cases,
         difficulty=1,
         minutes=5,
         mistakes=KV_BYTES_MISTAKES,
         hint=(
-            "for every layer and every *key/value* head the cache keeps one key and one value, "
-            "each d_head numbers of bytes_per_value bytes: 2 · n_layers · n_kv_heads · d_head · "
-            "bytes_per_value. n_heads (the query heads) does not appear."
+            N_(
+                "for every layer and every *key/value* head the cache keeps one key and one value, "
+                "each d_head numbers of bytes_per_value bytes: 2 · n_layers · n_kv_heads · d_head · "
+                "bytes_per_value. n_heads (the query heads) does not appear."
+            )
         ),
         nudge=(
-            "the cache keeps a key and a value for every layer and every key/value head, each "
-            "d_head numbers long; the query heads share them."
+            N_(
+                "the cache keeps a key and a value for every layer and every key/value head, each "
+                "d_head numbers long; the query heads share them."
+            )
         ),
     )
 )
@@ -178,19 +197,23 @@ register(
 register(
     Exercise(
         id="efficient-attention-2",
-        title="one online-softmax update",
+        title=N_("one online-softmax update"),
         reference=_online_update_reference,
         cases=_online_update_cases,
         difficulty=2,
         minutes=10,
         mistakes=ONLINE_UPDATE_MISTAKES,
         hint=(
-            "m_new = np.maximum(m, x_block.max(axis=-1)); the old sum was measured against m, so "
-            "rescale it by np.exp(m - m_new); add np.exp(x_block - m_new[:, None]).sum(axis=-1)."
+            N_(
+                "m_new = np.maximum(m, x_block.max(axis=-1)); the old sum was measured against m, so "
+                "rescale it by np.exp(m - m_new); add np.exp(x_block - m_new[:, None]).sum(axis=-1)."
+            )
         ),
         nudge=(
-            "the running sum was measured against the old maximum: when a block raises the "
-            "maximum, rescale the old sum to the new one before adding the block's terms."
+            N_(
+                "the running sum was measured against the old maximum: when a block raises the "
+                "maximum, rescale the old sum to the new one before adding the block's terms."
+            )
         ),
     )
 )
@@ -198,19 +221,23 @@ register(
 register(
     Exercise(
         id="efficient-attention-3",
-        title="GQA: repeat the key/value heads",
+        title=N_("GQA: repeat the key/value heads"),
         reference=_repeat_kv_reference,
         cases=_repeat_kv_cases,
         difficulty=2,
         minutes=10,
         mistakes=REPEAT_KV_MISTAKES,
         hint=(
-            "each KV head serves a group of g = n_heads // n_kv_heads neighbouring query heads: "
-            "repeat every head g times in place along axis 1, np.repeat(K, g, axis=1)."
+            N_(
+                "each KV head serves a group of g = n_heads // n_kv_heads neighbouring query heads: "
+                "repeat every head g times in place along axis 1, np.repeat(K, g, axis=1)."
+            )
         ),
         nudge=(
-            "query heads come in groups of g = n_heads // n_kv_heads neighbours that share one "
-            "key/value head: each key/value head must appear g times in a row."
+            N_(
+                "query heads come in groups of g = n_heads // n_kv_heads neighbours that share one "
+                "key/value head: each key/value head must appear g times in a row."
+            )
         ),
     )
 )

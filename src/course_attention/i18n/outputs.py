@@ -16,6 +16,7 @@ checker messages, translating what English produced gives what Chinese produces
 
 from __future__ import annotations
 
+import ast
 import re
 import string
 from typing import Any
@@ -178,6 +179,13 @@ def translate_output(output: dict[str, Any], tr: Translator) -> dict[str, Any]:
 def _lines(value: str | list[str], tr: Translator) -> str | list[str]:
     joined = "".join(value) if isinstance(value, list) else value
     done = tr.text(joined)
+    if done == joined and joined[:1] in "'\"" and len(joined) > 1 and joined[-1] == joined[0]:
+        try:  # the repr of a str (a glued text): translate the text itself
+            inner = ast.literal_eval(joined)
+        except (ValueError, SyntaxError):
+            inner = None
+        if isinstance(inner, str) and tr.text(inner) != inner:
+            done = repr(tr.text(inner))
     if isinstance(value, list):
         return done.splitlines(keepends=True)
     return done

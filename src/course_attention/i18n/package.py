@@ -4,8 +4,9 @@ Every string literal the package passes to ``_()`` / ``gettext()`` where it is s
 with ``N_()`` where it is defined, is a unit of the catalogue of its module:
 ``src/course_attention/locales/zh_CN/LC_MESSAGES/package/<module>.po`` (``viz/lookup.py`` →
 ``viz.lookup.po``; shipped with the package, so Colab has it). So are the figure titles the
-chapters' code passes (``title=``, ``x_title=``, ``y_title=``), in ``chapters.po``: the figure
-functions translate them where they draw them. :func:`update_package_catalog` finds the strings by
+chapters' code passes (``title=``, ``x_title=``, ``y_title=``), and the texts it glues into the
+prose with ``_()``, are in ``chapters.po``: the figure functions translate titles where they draw
+them. :func:`update_package_catalog` finds the strings by
 reading the source (``ast``) and merges them as the prose catalogues are merged (fuzzy on change);
 :func:`package_problems` lists untranslated, fuzzy or stale entries, translations that drop or add
 a ``{field}``, and one English text translated two ways in two modules.
@@ -70,7 +71,8 @@ def package_strings(package: Path = PACKAGE) -> list[tuple[str, str]]:
 
 
 def chapter_strings(root: Path = ROOT) -> list[tuple[str, str]]:
-    """(text, ``chapters/<name>:<cell>``) of the figure titles the chapters' code passes."""
+    """(text, ``chapters/<name>:<cell>``) of the figure titles the chapters' code passes, and of
+    the texts it glues into the prose through ``_()`` (``from course_attention.i18n import _``)."""
     found = []
     for path in sorted((root / "chapters").glob("*.ipynb")):
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
@@ -81,11 +83,13 @@ def chapter_strings(root: Path = ROOT) -> list[tuple[str, str]]:
                 tree = ast.parse("".join(cell["source"]))
             except SyntaxError:  # a cell of IPython magics
                 continue
+            texts = [text for text, _line in _literals(tree)]
             for node in ast.walk(tree):
                 if (isinstance(node, ast.keyword) and node.arg in CHAPTER_KEYWORDS
                         and isinstance(node.value, ast.Constant)
                         and isinstance(node.value.value, str) and node.value.value.strip()):
-                    found.append((node.value.value, f"chapters/{path.stem}:{k}"))
+                    texts.append(node.value.value)
+            found += [(text, f"chapters/{path.stem}:{k}") for text in texts]
     return found
 
 
