@@ -74,8 +74,20 @@ def assert_speaks_both(build: Callable[[], Any], allowed: tuple[str, ...] = ()) 
                                             f"Chinese run:\n{chinese}"
         texts = [chinese]
     else:
-        assert tr.json(english) == chinese, "the translated English output differs from the " \
-                                            "Chinese run"
+        translated = tr.json(english)
+        assert translated == chinese, "the translated English output differs from the Chinese " \
+            "run: " + "; ".join(_differences(translated, chinese)[:4])
         texts = list(words_of(chinese))
     left = [(t, english_runs(t, allowed)) for t in texts if english_runs(t, allowed)]
     assert not left, f"English left in the Chinese output: {left[:5]}"
+
+
+def _differences(a: Any, b: Any, path: str = "") -> list[str]:
+    """Where two JSON values differ: ``path: a | b`` for each differing leaf."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [d for k in sorted(set(a) | set(b), key=str)
+                for d in _differences(a.get(k), b.get(k), f"{path}/{k}")]
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [d for i, (x, y) in enumerate(zip(a, b, strict=True))
+                for d in _differences(x, y, f"{path}[{i}]")]
+    return [] if a == b else [f"{path}: {str(a)[:160]!r} | {str(b)[:160]!r}"]

@@ -12,6 +12,7 @@ import re
 import pytest
 
 from _site import FIGURES_JS, KNOWN_CONSOLE_ERRORS, SITE, browser, pages, serve, wait_for_figures
+from i18n_checks import english_runs
 
 ZH = SITE / "zh"
 pytestmark = pytest.mark.browser
@@ -19,6 +20,28 @@ _CJK = re.compile(r"[\u4e00-\u9fff]")
 #: Pages whose body is generated from English text: the API reference (autodoc reads the
 #: package's docstrings, which are English); their title and introduction are checked.
 ENGLISH_BODY = {"chapters/appendix_api.html": "article h1, article > section > p"}
+#: The words every figure and live explorer of a page draws: titles, axis titles, legend names,
+#: annotations, menu and slider labels, hover templates, and the explorers' control labels and
+#: message lines (as drawn, after the page's own JavaScript ran).
+WORDS_JS = """() => {
+  const out = [];
+  const add = (where, t) => { if (typeof t === 'string' && t.trim()) out.push([where, t]); };
+  const title = t => (t && typeof t === 'object') ? t.text : t;
+  document.querySelectorAll('.js-plotly-plot').forEach(gd => {
+    const L = gd.layout || {};
+    add('title', title(L.title));
+    Object.keys(L).filter(k => /^[xy]axis/.test(k)).forEach(k => add(k, title(L[k].title)));
+    (L.annotations || []).forEach(a => add('annotation', a.text));
+    (L.updatemenus || []).forEach(m => (m.buttons || []).forEach(b => add('menu', b.label)));
+    (L.sliders || []).forEach(s => { add('slider', (s.currentvalue || {}).prefix);
+      (s.steps || []).forEach(st => add('slider step', st.label)); });
+    (gd.data || []).forEach(tr => { add('trace name', tr.name);
+      add('hovertemplate', tr.hovertemplate); });
+  });
+  document.querySelectorAll('.ca-control label, .ca-message, .ca-say, button').forEach(
+    e => add('control', e.innerText));
+  return out;
+}"""
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +93,10 @@ def test_chinese_page_reads_in_chinese_and_draws_its_figures(site, path: str) ->
     assert len(chinese) >= 0.9 * len(prose), (
         f"{path}: {len(prose) - len(chinese)} of {len(prose)} paragraphs without Chinese, e.g. "
         + repr([t for t in prose if not _CJK.search(t)][:3]))
+    # The figures and explorers speak Chinese too (their words translated from the English run)
+    drawn = page.evaluate(WORDS_JS)
+    english = [(where, t) for where, t in drawn if english_runs(t)]
+    assert not english, f"{path}: English words drawn: {english[:6]}"
     assert not outside, f"{path}: requests left the site: {outside}"
     unexpected = [e for e in errors if not any(k in e for k in KNOWN_CONSOLE_ERRORS)]
     assert not unexpected, f"{path}: console errors: {unexpected}"

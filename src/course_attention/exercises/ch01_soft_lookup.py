@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..i18n import N_
 from .core import Exercise, Mistake, register, rng
 
 
@@ -27,39 +28,40 @@ def _exp(x: np.ndarray) -> np.ndarray:
 
 SOFTMAX_MISTAKES = (
     Mistake(
-        "one global maximum subtracted from every row (`x - x.max()`): a row far below it "
-        "underflows to 0 / 0 = NaN — subtract each row's own maximum, `x.max(axis=-1, "
-        "keepdims=True)`",
+        N_("one global maximum subtracted from every row (`x - x.max()`): a row far below it "
+           "underflows to 0 / 0 = NaN — subtract each row's own maximum, `x.max(axis=-1, "
+           "keepdims=True)`"),
         lambda x: _exp(x - x.max()) / _exp(x - x.max()).sum(axis=-1, keepdims=True),
     ),
     Mistake(
-        "the sum is taken over the whole array instead of each row (no `axis=-1, keepdims=True`)",
+        N_("the sum is taken over the whole array instead of each row (no `axis=-1, "
+           "keepdims=True`)"),
         lambda x: (
             _exp(x - x.max(axis=-1, keepdims=True)) / _exp(x - x.max(axis=-1, keepdims=True)).sum()
         ),
     ),
     Mistake(
-        "softmax along axis 0 (down the columns) instead of the last axis",
+        N_("softmax along axis 0 (down the columns) instead of the last axis"),
         lambda x: (
             _exp(x - x.max(axis=0, keepdims=True))
             / _exp(x - x.max(axis=0, keepdims=True)).sum(axis=0, keepdims=True)
         ),
     ),
     Mistake(
-        "no maximum subtracted: `np.exp(1000.0)` overflows to inf, and inf / inf is NaN",
+        N_("no maximum subtracted: `np.exp(1000.0)` overflows to inf, and inf / inf is NaN"),
         lambda x: _exp(x) / _exp(x).sum(axis=-1, keepdims=True),
     ),
     Mistake(
-        "each row's mean subtracted instead of its maximum: softmax(x - c) equals softmax(x) for "
-        "any c, but only c = the maximum keeps every exponent ≤ 0 — scores 1000 and -1000 have "
-        "mean 0, and np.exp(1000) overflows",
+        N_("each row's mean subtracted instead of its maximum: softmax(x - c) equals softmax(x) "
+           "for any c, but only c = the maximum keeps every exponent ≤ 0 — scores 1000 and "
+           "-1000 have mean 0, and np.exp(1000) overflows"),
         lambda x: (
             _exp(x - x.mean(axis=-1, keepdims=True))
             / _exp(x - x.mean(axis=-1, keepdims=True)).sum(axis=-1, keepdims=True)
         ),
     ),
     Mistake(
-        "the scores divided by their sum, without `np.exp`",
+        N_("the scores divided by their sum, without `np.exp`"),
         lambda x: x / x.sum(axis=-1, keepdims=True),
     ),
 )
@@ -79,22 +81,22 @@ def _ref_softmax(x: np.ndarray) -> np.ndarray:
 
 SOFT_LOOKUP_MISTAKES = (
     Mistake(
-        "the scores divided by √d_k — chapter 2's scaled attention; this chapter's look-up "
-        "is unscaled",
+        N_("the scores divided by √d_k — chapter 2's scaled attention; this chapter's look-up is "
+           "unscaled"),
         lambda q, K, V: _ref_softmax(K @ q / np.sqrt(q.shape[-1])) @ V,
     ),
     Mistake(
-        "the weights multiplied with the keys instead of the values",
+        N_("the weights multiplied with the keys instead of the values"),
         lambda q, K, V: _ref_softmax(K @ q) @ K,
     ),
-    Mistake("the scores used as weights without a softmax", lambda q, K, V: (K @ q) @ V),
+    Mistake(N_("the scores used as weights without a softmax"), lambda q, K, V: (K @ q) @ V),
     Mistake(
-        "the output averages the values with equal weights (the weights were not used)",
+        N_("the output averages the values with equal weights (the weights were not used)"),
         lambda q, K, V: V.mean(axis=0),
     ),
     Mistake(
-        "no maximum subtracted before `np.exp`: large scores overflow to inf, and inf / inf is "
-        "NaN — softmax(s) equals softmax(s - s.max())",
+        N_("no maximum subtracted before `np.exp`: large scores overflow to inf, and inf / inf is "
+           "NaN — softmax(s) equals softmax(s - s.max())"),
         lambda q, K, V: (_exp(K @ q) / _exp(K @ q).sum()) @ V,
     ),
 )
@@ -128,21 +130,21 @@ def _temperature_reference(scores: np.ndarray, temperature: float) -> np.ndarray
 
 TEMPERATURE_MISTAKES = (
     Mistake(
-        "the scores multiplied by the temperature instead of divided by it",
+        N_("the scores multiplied by the temperature instead of divided by it"),
         lambda scores, temperature: _ref_softmax(scores * temperature),
     ),
     Mistake(
-        "the weights divided by the temperature after the softmax (they no longer sum to 1)",
+        N_("the weights divided by the temperature after the softmax (they no longer sum to 1)"),
         lambda scores, temperature: _ref_softmax(scores) / temperature,
     ),
-    Mistake("the temperature ignored", lambda scores, temperature: _ref_softmax(scores)),
+    Mistake(N_("the temperature ignored"), lambda scores, temperature: _ref_softmax(scores)),
     Mistake(
-        "`np.exp(scores / temperature)` not divided by its sum (the weights must sum to 1)",
+        N_("`np.exp(scores / temperature)` not divided by its sum (the weights must sum to 1)"),
         lambda scores, temperature: _exp(scores / temperature),
     ),
     Mistake(
-        "no maximum subtracted: at a low temperature scores / T reach the hundreds and "
-        "`np.exp` overflows to inf (inf / inf is NaN) — subtract the maximum of scores / T",
+        N_("no maximum subtracted: at a low temperature scores / T reach the hundreds and "
+           "`np.exp` overflows to inf (inf / inf is NaN) — subtract the maximum of scores / T"),
         lambda scores, temperature: (
             _exp(scores / temperature) / _exp(scores / temperature).sum(axis=-1, keepdims=True)
         ),
@@ -173,18 +175,18 @@ def _softmax_reference(x: np.ndarray) -> np.ndarray:
 register(
     Exercise(
         id="soft-lookup-1",
-        title="a stable softmax",
+        title=N_("a stable softmax"),
         reference=_softmax_reference,
         cases=_softmax_cases,
         difficulty=1,
         minutes=5,
         mistakes=SOFTMAX_MISTAKES,
-        hint=(
+        hint=N_(
             "exponentiate, then divide by the sum along the last axis (keepdims=True). If a case "
             "with scores near 1000 gives NaN, subtract the largest score of each row first: "
             "softmax(x) equals softmax(x - max(x))."
         ),
-        nudge=(
+        nudge=N_(
             "softmax(x) is exp(x) divided by the sum of exp(x) along the last axis, and it does "
             "not change when the same number is subtracted from every score of a row: choose that "
             "number so that np.exp cannot overflow."
@@ -195,38 +197,40 @@ register(
 register(
     Exercise(
         id="soft-lookup-2",
-        title="a soft look-up",
+        title=N_("a soft look-up"),
         reference=_soft_lookup_reference,
         cases=_soft_lookup_cases,
         difficulty=1,
         minutes=5,
         mistakes=SOFT_LOOKUP_MISTAKES,
-        hint=(
-            "three steps: scores = K @ q, shape (n_keys,); weights = softmax(scores); "
-            "output = weights @ V, shape (d_v,). Chapter 1 does not divide by sqrt(d_k)."
+        hint=N_(
+            "three steps: scores = K @ q, shape (n_keys,); weights = softmax(scores); output = "
+            "weights @ V, shape (d_v,). Chapter 1 does not divide by sqrt(d_k)."
         ),
-        nudge=(
+        nudge=N_(
             "it is the chapter's computation for one query: a score for every key, weights from "
             "the scores, then the values mixed by the weights."
         ),
-        hints_by_shape={"()": "you returned a number: multiply the weights with V, not with q."},
+        hints_by_shape={
+            "()": N_("you returned a number: multiply the weights with V, not with q.")
+        },
     )
 )
 
 register(
     Exercise(
         id="soft-lookup-3",
-        title="softmax with a temperature",
+        title=N_("softmax with a temperature"),
         reference=_temperature_reference,
         cases=_temperature_cases,
         difficulty=2,
         minutes=15,
         mistakes=TEMPERATURE_MISTAKES,
-        hint=(
+        hint=N_(
             "divide the scores by the temperature before the softmax (not the weights after it); "
             "a temperature below 1 should make the largest weight larger."
         ),
-        nudge=(
+        nudge=N_(
             "the temperature acts on the scores, not on the weights: look at where T sits in e^(s "
             "/ T)."
         ),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..i18n import N_
 from .core import Exercise, Mistake, register, rng
 
 
@@ -48,30 +49,31 @@ def _swap(K: np.ndarray) -> np.ndarray:
 
 ATTENTION_MISTAKES = (
     Mistake(
-        "no scaling: the scores Q Kᵀ were not divided by √d_k",
+        N_("no scaling: the scores Q Kᵀ were not divided by √d_k"),
         lambda Q, K, V: _attend(Q, _swap(K), V, 1.0),
     ),
     Mistake(
-        "the scores divided by d_k instead of √d_k (the softmax comes out too flat)",
+        N_("the scores divided by d_k instead of √d_k (the softmax comes out too flat)"),
         lambda Q, K, V: _attend(Q, _swap(K), V, Q.shape[-1]),
     ),
     Mistake(
-        "the scores divided by √d_v, the width of V (`V.shape[-1]`), instead of √d_k "
-        "(`Q.shape[-1]`)",
+        N_("the scores divided by √d_v, the width of V (`V.shape[-1]`), instead of √d_k "
+           "(`Q.shape[-1]`)"),
         lambda Q, K, V: _attend(Q, _swap(K), V, np.sqrt(V.shape[-1])),
     ),
     Mistake(
-        "`K.T` on a batched array: it reverses every axis, (batch, seq_k, d_k) → "
-        "(d_k, seq_k, batch); swap only the last two with `np.swapaxes(K, -1, -2)`",
+        N_("`K.T` on a batched array: it reverses every axis, (batch, seq_k, d_k) → (d_k, seq_k, "
+           "batch); swap only the last two with `np.swapaxes(K, -1, -2)`"),
         lambda Q, K, V: _attend(Q, K.T, V, np.sqrt(Q.shape[-1])),
     ),
     Mistake(
-        "softmax over the queries (axis -2, axis 0 of a matrix) instead of over the keys (axis -1)",
+        N_("softmax over the queries (axis -2, axis 0 of a matrix) instead of over the keys (axis "
+           "-1)"),
         lambda Q, K, V: _attend(Q, _swap(K), V, np.sqrt(Q.shape[-1]), axis=-2),
     ),
     Mistake(
-        "no maximum subtracted before `np.exp`: large scores overflow to inf, and inf / inf is "
-        "NaN — subtract each row's maximum, `s.max(axis=-1, keepdims=True)`",
+        N_("no maximum subtracted before `np.exp`: large scores overflow to inf, and inf / inf is "
+           "NaN — subtract each row's maximum, `s.max(axis=-1, keepdims=True)`"),
         lambda Q, K, V: _naive_softmax(Q @ _swap(K) / np.sqrt(Q.shape[-1])) @ V,
     ),
 )
@@ -105,13 +107,14 @@ def _diag(p: np.ndarray) -> np.ndarray:
 
 JACOBIAN_MISTAKES = (
     Mistake(
-        "the sign flipped: p pᵀ − diag(p) instead of diag(p) − p pᵀ", lambda p: _outer(p) - _diag(p)
+        N_("the sign flipped: p pᵀ − diag(p) instead of diag(p) − p pᵀ"),
+        lambda p: _outer(p) - _diag(p),
     ),
-    Mistake("only diag(p): the outer product p pᵀ was not subtracted", _diag),
-    Mistake("only −p pᵀ: the diagonal diag(p) is missing", lambda p: -_outer(p)),
+    Mistake(N_("only diag(p): the outer product p pᵀ was not subtracted"), _diag),
+    Mistake(N_("only −p pᵀ: the diagonal diag(p) is missing"), lambda p: -_outer(p)),
     Mistake(
-        "`np.outer` on a batch of weight vectors: it flattens its inputs, (3, 6) → an (18, 18) "
-        "matrix; use p[..., :, None] * p[..., None, :]",
+        N_("`np.outer` on a batch of weight vectors: it flattens its inputs, (3, 6) → an (18, 18) "
+           "matrix; use p[..., :, None] * p[..., None, :]"),
         lambda p: np.diag(p.ravel()) - np.outer(p, p) if p.ndim > 1 else _diag(p) - _outer(p),
     ),
 )
@@ -125,19 +128,20 @@ def _variance_reference(d_k: int, std_q: float, std_k: float) -> float:
 
 VARIANCE_MISTAKES = (
     Mistake(
-        "the variance of one product q_i k_i: the d_k terms were not added up",
+        N_("the variance of one product q_i k_i: the d_k terms were not added up"),
         lambda d_k, std_q, std_k: std_q**2 * std_k**2,
     ),
     Mistake(
-        "the standard deviation √d_k · std_q · std_k instead of the variance (its square)",
+        N_("the standard deviation √d_k · std_q · std_k instead of the variance (its square)"),
         lambda d_k, std_q, std_k: np.sqrt(d_k) * std_q * std_k,
     ),
     Mistake(
-        "standard deviations instead of variances: d_k · std_q · std_k (square them)",
+        N_("standard deviations instead of variances: d_k · std_q · std_k (square them)"),
         lambda d_k, std_q, std_k: d_k * std_q * std_k,
     ),
     Mistake(
-        "the variances of q_i and k_i added, d_k (std_q² + std_k²): for a product they multiply",
+        N_("the variances of q_i and k_i added, d_k (std_q² + std_k²): for a product they "
+           "multiply"),
         lambda d_k, std_q, std_k: d_k * (std_q**2 + std_k**2),
     ),
 )
@@ -171,31 +175,32 @@ def _masked_softmax_cases() -> list[tuple]:
 
 MASKED_SOFTMAX_MISTAKES = (
     Mistake(
-        "the boolean mask added as 0/1 numbers (`scores + mask`): 1 only nudges the kept keys "
-        "up by one, hidden keys still get weight; hidden keys need −inf",
+        N_("the boolean mask added as 0/1 numbers (`scores + mask`): 1 only nudges the kept keys "
+           "up by one, hidden keys still get weight; hidden keys need −inf"),
         lambda scores, mask: _softmax(scores + mask),
     ),
     Mistake(
-        "the mask inverted: −inf where the mask is True (True means *may attend*)",
+        N_("the mask inverted: −inf where the mask is True (True means *may attend*)"),
         lambda scores, mask: _softmax(scores + np.where(mask, -np.inf, 0.0)),
     ),
     Mistake(
-        "masked after the softmax (`softmax(scores) * mask`): hidden keys get 0, but the row no "
-        "longer sums to 1",
+        N_("masked after the softmax (`softmax(scores) * mask`): hidden keys get 0, but the row "
+           "no longer sums to 1"),
         lambda scores, mask: _softmax(scores) * mask,
     ),
     Mistake(
-        "softmax over the queries (axis -2) instead of over the keys (axis -1)",
+        N_("softmax over the queries (axis -2) instead of over the keys (axis -1)"),
         lambda scores, mask: _softmax(scores + np.where(mask, 0.0, -1e9), axis=-2),
     ),
     Mistake(
-        "no maximum subtracted before `np.exp`: large scores overflow to inf, and inf / inf is NaN",
+        N_("no maximum subtracted before `np.exp`: large scores overflow to inf, and inf / inf is "
+           "NaN"),
         lambda scores, mask: _naive_softmax(scores + np.where(mask, 0.0, -np.inf)),
     ),
     Mistake(
-        "the maximum taken over every key, hidden ones included (`scores.max(...)` before "
-        "masking): a hidden score far above the visible ones makes every visible exp underflow "
-        "to 0, and 0 / 0 is NaN — take the maximum after adding the mask",
+        N_("the maximum taken over every key, hidden ones included (`scores.max(...)` before "
+           "masking): a hidden score far above the visible ones makes every visible exp "
+           "underflow to 0, and 0 / 0 is NaN — take the maximum after adding the mask"),
         lambda scores, mask: _naive_softmax(
             scores + np.where(mask, 0.0, -np.inf) - scores.max(axis=-1, keepdims=True)
         ),
@@ -206,18 +211,18 @@ MASKED_SOFTMAX_MISTAKES = (
 register(
     Exercise(
         id="scaled-dot-product-1",
-        title="scaled dot-product attention in matrix form",
+        title=N_("scaled dot-product attention in matrix form"),
         reference=_attention_output,
         cases=_attention_cases,
         difficulty=2,
         minutes=10,
         mistakes=ATTENTION_MISTAKES,
-        hint=(
+        hint=N_(
             "compute scores = Q @ K.swapaxes(-1, -2) / np.sqrt(d_k) with d_k = Q.shape[-1], "
             "softmax along the last axis (subtract the row maximum first), then weights @ V. "
             "`K.T` reverses every axis of a batched array: swap only the last two."
         ),
-        nudge=(
+        nudge=N_(
             "it is chapter 1's look-up for many queries at once, with the scores divided by √d_k, "
             "and it must work with any leading batch axes: which axes of K does the product need "
             "swapped?"
@@ -228,18 +233,18 @@ register(
 register(
     Exercise(
         id="scaled-dot-product-2",
-        title="the softmax Jacobian diag(p) − p pᵀ",
+        title=N_("the softmax Jacobian diag(p) − p pᵀ"),
         reference=_jacobian_reference,
         cases=_jacobian_cases,
         difficulty=2,
         minutes=10,
         mistakes=JACOBIAN_MISTAKES,
-        hint=(
+        hint=N_(
             "entry [i, j] is p_i (δ_ij − p_j). For p of shape (..., n) build p[..., :, None] * "
-            "np.eye(n) for the diagonal and subtract the outer product "
-            "p[..., :, None] * p[..., None, :] (np.outer only handles 1-D p)."
+            "np.eye(n) for the diagonal and subtract the outer product p[..., :, None] * p[..., "
+            "None, :] (np.outer only handles 1-D p)."
         ),
-        nudge=(
+        nudge=N_(
             "differentiate p_i = e^(s_i) / Σ_k e^(s_k) with respect to s_j twice: once for j = i, "
             "once for j ≠ i."
         ),
@@ -249,7 +254,7 @@ register(
 register(
     Exercise(
         id="scaled-dot-product-3",
-        title="the variance of q · k",
+        title=N_("the variance of q · k"),
         reference=_variance_reference,
         cases=lambda: [
             (64, 1.0, 1.0),
@@ -261,11 +266,11 @@ register(
         difficulty=1,
         minutes=5,
         mistakes=VARIANCE_MISTAKES,
-        hint=(
+        hint=N_(
             "q · k is a sum of d_k independent products q_i k_i. Each product has mean 0 and "
             "variance std_q² · std_k², and variances of independent terms add."
         ),
-        nudge=(
+        nudge=N_(
             "q · k is a sum of d_k products: what is the variance of one product of two "
             "independent zero-mean numbers, and of a sum of independent terms?"
         ),
@@ -275,18 +280,18 @@ register(
 register(
     Exercise(
         id="scaled-dot-product-4",
-        title="a boolean mask applied the way PyTorch adds a float attn_mask",
+        title=N_("a boolean mask applied the way PyTorch adds a float attn_mask"),
         reference=_masked_softmax_reference,
         cases=_masked_softmax_cases,
         difficulty=1,
         minutes=5,
         mistakes=MASKED_SOFTMAX_MISTAKES,
-        hint=(
+        hint=N_(
             "turn the mask into numbers to add, np.where(mask, 0.0, -np.inf): 0 leaves a score "
             "unchanged and −inf gives weight 0. Add them to the scores, then take the softmax "
             "over the last axis."
         ),
-        nudge=(
+        nudge=N_(
             "a hidden key must end with weight exactly 0: before the softmax, give its score a "
             "value whose exponential is 0."
         ),

@@ -67,8 +67,8 @@ def _attend(
 SELF_ATTENTION_MISTAKES = (
     Mistake(
         N_(
-            "the scores divided by √d_model (the width of X) instead of √d_k (the width of the keys, "
-            "W_k.shape[1])"
+            "the scores divided by √d_model (the width of X) instead of √d_k (the width of the "
+            "keys, W_k.shape[1])"
         ),
         lambda X, W_q, W_k, W_v: _attend(X, W_q, W_k, W_v, X.shape[-1] ** -0.5),
     ),
@@ -111,8 +111,8 @@ def _weight_bytes_reference(seq: int, batch: int, n_heads: int, bytes_per_number
 WEIGHT_BYTES_MISTAKES = (
     Mistake(
         N_(
-            "seq counted once: the weights are (batch, n_heads, seq, seq), one number per *pair* of "
-            "tokens — seq appears twice"
+            "seq counted once: the weights are (batch, n_heads, seq, seq), one number per *pair* "
+            "of tokens — seq appears twice"
         ),
         lambda seq, batch, n_heads, bytes_per_number: batch * n_heads * seq * bytes_per_number,
     ),

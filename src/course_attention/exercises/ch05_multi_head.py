@@ -39,15 +39,15 @@ SPLIT_MISTAKES = (
     ),
     Mistake(
         N_(
-            "the reshape to (N, T, h, d/h) without the transpose: the heads axis must move in front "
-            "of the positions, `.transpose(0, 2, 1, 3)`"
+            "the reshape to (N, T, h, d/h) without the transpose: the heads axis must move in "
+            "front of the positions, `.transpose(0, 2, 1, 3)`"
         ),
         lambda X, n_heads: X.reshape(*_split_shapes(X, n_heads)),
     ),
     Mistake(
         N_(
-            "the features cut the wrong way: reshaped to (N, T, d/h, h), so head i takes every h-th "
-            "feature instead of the block i·d/h … (i+1)·d/h − 1"
+            "the features cut the wrong way: reshaped to (N, T, d/h, h), so head i takes every "
+            "h-th feature instead of the block i·d/h … (i+1)·d/h − 1"
         ),
         lambda X, n_heads: X.reshape(X.shape[0], X.shape[1], -1, n_heads).transpose(0, 3, 1, 2),
     ),

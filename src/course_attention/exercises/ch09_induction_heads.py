@@ -41,8 +41,8 @@ PREVIOUS_TOKEN_MISTAKES = (
     ),
     Mistake(
         N_(
-            "query 0 counted too (with `np.roll` or index −1 it reads the last key, which it cannot "
-            "see): average over queries 1 … seq − 1 only"
+            "query 0 counted too (with `np.roll` or index −1 it reads the last key, which it "
+            "cannot see): average over queries 1 … seq − 1 only"
         ),
         lambda w: float(w[np.arange(w.shape[0]), np.arange(w.shape[0]) - 1].mean()),
     ),
@@ -143,8 +143,9 @@ def _zero_output_slice(heads: np.ndarray, W_o: np.ndarray, head: int) -> np.ndar
 ABLATE_MISTAKES = (
     Mistake(
         N_(
-            "the output features of the head's width zeroed after `W_o` (columns `h·d … (h+1)·d` of "
-            "the result): `W_o` mixes every head into every feature, so zero the head *before* it"
+            "the output features of the head's width zeroed after `W_o` (columns `h·d … (h+1)·d` "
+            "of the result): `W_o` mixes every head into every feature, so zero the head *before* "
+            "it"
         ),
         _zero_output_slice,
     ),
@@ -154,7 +155,8 @@ ABLATE_MISTAKES = (
     ),
     Mistake(
         N_(
-            "the other heads scaled up by heads / (heads − 1): a zero ablation just removes the head"
+            "the other heads scaled up by heads / (heads − 1): a zero ablation just removes the "
+            "head"
         ),
         _rescaled,
     ),
@@ -186,17 +188,13 @@ register(
         difficulty=1,
         minutes=5,
         mistakes=PREVIOUS_TOKEN_MISTAKES,
-        hint=(
-            N_(
-                "for each query q = 1 … seq − 1 take weights[q, q − 1] (the diagonal just below the "
-                "main one: np.diagonal(weights, offset=-1)) and average them."
-            )
+        hint=N_(
+            "for each query q = 1 … seq − 1 take weights[q, q − 1] (the diagonal just below the "
+            "main one: np.diagonal(weights, offset=-1)) and average them."
         ),
-        nudge=(
-            N_(
-                "a previous-token head puts the weight of query q on key q − 1: which diagonal of the "
-                "weight matrix holds those entries?"
-            )
+        nudge=N_(
+            "a previous-token head puts the weight of query q on key q − 1: which diagonal of the "
+            "weight matrix holds those entries?"
         ),
     )
 )
@@ -210,18 +208,14 @@ register(
         difficulty=2,
         minutes=15,
         mistakes=INDUCTION_MISTAKES,
-        hint=(
-            N_(
-                "for each query q, find the earlier positions j < q with tokens[j] == tokens[q]; if "
-                "there are any, take the most recent j and the weight weights[q, j + 1]. Average over "
-                "those queries only (return 0.0 when there are none)."
-            )
+        hint=N_(
+            "for each query q, find the earlier positions j < q with tokens[j] == tokens[q]; if "
+            "there are any, take the most recent j and the weight weights[q, j + 1]. Average over "
+            "those queries only (return 0.0 when there are none)."
         ),
-        nudge=(
-            N_(
-                "an induction head at query q looks at the token right after the most recent earlier "
-                "occurrence of tokens[q]; queries whose token did not occur before do not count."
-            )
+        nudge=N_(
+            "an induction head at query q looks at the token right after the most recent earlier "
+            "occurrence of tokens[q]; queries whose token did not occur before do not count."
         ),
     )
 )
@@ -235,17 +229,13 @@ register(
         difficulty=2,
         minutes=10,
         mistakes=ABLATE_MISTAKES,
-        hint=(
-            N_(
-                "copy heads, set heads[head] = 0, then merge: (heads, seq, d_head) → (seq, heads, "
-                "d_head) → (seq, heads · d_head), and multiply by W_o."
-            )
+        hint=N_(
+            "copy heads, set heads[head] = 0, then merge: (heads, seq, d_head) → (seq, heads, "
+            "d_head) → (seq, heads · d_head), and multiply by W_o."
         ),
-        nudge=(
-            N_(
-                "switching a head off sets its output to zero before the heads are merged and "
-                "projected, without changing the caller's array."
-            )
+        nudge=N_(
+            "switching a head off sets its output to zero before the heads are merged and "
+            "projected, without changing the caller's array."
         ),
     )
 )

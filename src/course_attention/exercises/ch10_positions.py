@@ -81,15 +81,15 @@ def _angles(d: int, position: int, exponent: float = 2.0) -> np.ndarray:
 ROTATE_MISTAKES = (
     Mistake(
         N_(
-            "rotated the wrong way (by −position · θ_i): the new first feature of a pair is "
-            "a cos − b sin, the second a sin + b cos"
+            "rotated the wrong way (by −position · θ_i): the new first feature of a pair is a cos "
+            "− b sin, the second a sin + b cos"
         ),
         lambda x, position: _rotate(x, -_angles(len(x), position)),
     ),
     Mistake(
         N_(
-            "pairs made of the two halves, (i, i + d/2), as GPT-NeoX-style code does: this exercise "
-            "pairs neighbours (2i, 2i + 1), as the RoFormer paper does"
+            "pairs made of the two halves, (i, i + d/2), as GPT-NeoX-style code does: this "
+            "exercise pairs neighbours (2i, 2i + 1), as the RoFormer paper does"
         ),
         lambda x, position: _rotate(x, _angles(len(x), position), pairs="halves"),
     ),
@@ -103,7 +103,8 @@ ROTATE_MISTAKES = (
     ),
     Mistake(
         N_(
-            "each feature multiplied by cos(angle) only: a rotation mixes the two features of a pair"
+            "each feature multiplied by cos(angle) only: a rotation mixes the two features of a "
+            "pair"
         ),
         lambda x, position: x * np.repeat(np.cos(_angles(len(x), position)), 2),
     ),
@@ -159,18 +160,14 @@ register(
         difficulty=1,
         minutes=10,
         mistakes=SINUSOIDAL_MISTAKES,
-        hint=(
-            N_(
-                "pos = np.arange(seq_len)[:, None]; freq = 10000 ** (-np.arange(0, d_model, 2) / "
-                "d_model); put np.sin(pos * freq) in the even columns (table[:, 0::2]) and "
-                "np.cos(pos * freq) in the odd ones (table[:, 1::2])."
-            )
+        hint=N_(
+            "pos = np.arange(seq_len)[:, None]; freq = 10000 ** (-np.arange(0, d_model, 2) / "
+            "d_model); put np.sin(pos * freq) in the even columns (table[:, 0::2]) and np.cos(pos "
+            "* freq) in the odd ones (table[:, 1::2])."
         ),
-        nudge=(
-            N_(
-                "columns 2i and 2i + 1 hold the sine and the cosine of pos · ω_i, with ω_i = "
-                "10000^(−2i / d_model)."
-            )
+        nudge=N_(
+            "columns 2i and 2i + 1 hold the sine and the cosine of pos · ω_i, with ω_i = "
+            "10000^(−2i / d_model)."
         ),
     )
 )
@@ -184,18 +181,14 @@ register(
         difficulty=2,
         minutes=10,
         mistakes=ROTATE_MISTAKES,
-        hint=(
-            N_(
-                "split x into pairs a = x[0::2], b = x[1::2]; angle = position * 10000 ** "
-                "(-np.arange(0, d, 2) / d); the rotated pair is (a cos − b sin, a sin + b cos); "
-                "write the results back to the even and odd features."
-            )
+        hint=N_(
+            "split x into pairs a = x[0::2], b = x[1::2]; angle = position * 10000 ** "
+            "(-np.arange(0, d, 2) / d); the rotated pair is (a cos − b sin, a sin + b cos); write "
+            "the results back to the even and odd features."
         ),
-        nudge=(
-            N_(
-                "RoPE rotates each pair of features (x[2i], x[2i + 1]) by the angle position · θ_i, "
-                "with θ_i = 10000^(−2i / d)."
-            )
+        nudge=N_(
+            "RoPE rotates each pair of features (x[2i], x[2i + 1]) by the angle position · θ_i, "
+            "with θ_i = 10000^(−2i / d)."
         ),
     )
 )
@@ -209,18 +202,14 @@ register(
         difficulty=1,
         minutes=5,
         mistakes=ALIBI_MISTAKES,
-        hint=(
-            N_(
-                "distance = m − n with m the row (query) and n the column (key), "
-                "np.subtract.outer(np.arange(n), np.arange(n)); the bias is −slope · distance where "
-                "distance ≥ 0 and −inf where the key comes after the query."
-            )
+        hint=N_(
+            "distance = m − n with m the row (query) and n the column (key), "
+            "np.subtract.outer(np.arange(n), np.arange(n)); the bias is −slope · distance where "
+            "distance ≥ 0 and −inf where the key comes after the query."
         ),
-        nudge=(
-            N_(
-                "ALiBi adds −slope × (how far the key lies behind the query) to each score, and hides "
-                "every key after the query."
-            )
+        nudge=N_(
+            "ALiBi adds −slope × (how far the key lies behind the query) to each score, and hides "
+            "every key after the query."
         ),
     )
 )

@@ -22,8 +22,8 @@ def _kv_bytes_reference(
 KV_BYTES_MISTAKES = (
     Mistake(
         N_(
-            "only the keys counted: the cache holds a key *and* a value per layer and KV head "
-            "(the factor 2 is missing)"
+            "only the keys counted: the cache holds a key *and* a value per layer and KV head (the "
+            "factor 2 is missing)"
         ),
         lambda n_layers, n_heads, n_kv_heads, d_head, b: n_layers * n_kv_heads * d_head * b,
     ),
@@ -96,8 +96,8 @@ ONLINE_UPDATE_MISTAKES = (
     ),
     Mistake(
         N_(
-            "the rescaling factor is upside down: exp(m_new − m) instead of exp(m − m_new) "
-            "(it must be ≤ 1, since the maximum only grows)"
+            "the rescaling factor is upside down: exp(m_new − m) instead of exp(m − m_new) (it "
+            "must be ≤ 1, since the maximum only grows)"
         ),
         _wrong_sign,
     ),
@@ -110,8 +110,8 @@ ONLINE_UPDATE_MISTAKES = (
     ),
     Mistake(
         N_(
-            "the new block was exponentiated without subtracting the new maximum: "
-            "np.exp(x_block) instead of np.exp(x_block − m_new)"
+            "the new block was exponentiated without subtracting the new maximum: np.exp(x_block) "
+            "instead of np.exp(x_block − m_new)"
         ),
         _no_max_subtracted,
     ),
@@ -143,8 +143,8 @@ def _repeat_kv_reference(K: np.ndarray, n_heads: int) -> np.ndarray:
 REPEAT_KV_MISTAKES = (
     Mistake(
         N_(
-            "the whole stack of KV heads tiled (np.tile): query head i then reads KV head "
-            "i % n_kv_heads, but in GQA it reads head i // (n_heads / n_kv_heads) — use np.repeat"
+            "the whole stack of KV heads tiled (np.tile): query head i then reads KV head i % "
+            "n_kv_heads, but in GQA it reads head i // (n_heads / n_kv_heads) — use np.repeat"
         ),
         lambda K, n_heads: np.tile(K, (1, n_heads // K.shape[1], 1, 1)),
     ),
@@ -178,18 +178,14 @@ register(
         difficulty=1,
         minutes=5,
         mistakes=KV_BYTES_MISTAKES,
-        hint=(
-            N_(
-                "for every layer and every *key/value* head the cache keeps one key and one value, "
-                "each d_head numbers of bytes_per_value bytes: 2 · n_layers · n_kv_heads · d_head · "
-                "bytes_per_value. n_heads (the query heads) does not appear."
-            )
+        hint=N_(
+            "for every layer and every *key/value* head the cache keeps one key and one value, "
+            "each d_head numbers of bytes_per_value bytes: 2 · n_layers · n_kv_heads · d_head · "
+            "bytes_per_value. n_heads (the query heads) does not appear."
         ),
-        nudge=(
-            N_(
-                "the cache keeps a key and a value for every layer and every key/value head, each "
-                "d_head numbers long; the query heads share them."
-            )
+        nudge=N_(
+            "the cache keeps a key and a value for every layer and every key/value head, each "
+            "d_head numbers long; the query heads share them."
         ),
     )
 )
@@ -203,17 +199,13 @@ register(
         difficulty=2,
         minutes=10,
         mistakes=ONLINE_UPDATE_MISTAKES,
-        hint=(
-            N_(
-                "m_new = np.maximum(m, x_block.max(axis=-1)); the old sum was measured against m, so "
-                "rescale it by np.exp(m - m_new); add np.exp(x_block - m_new[:, None]).sum(axis=-1)."
-            )
+        hint=N_(
+            "m_new = np.maximum(m, x_block.max(axis=-1)); the old sum was measured against m, so "
+            "rescale it by np.exp(m - m_new); add np.exp(x_block - m_new[:, None]).sum(axis=-1)."
         ),
-        nudge=(
-            N_(
-                "the running sum was measured against the old maximum: when a block raises the "
-                "maximum, rescale the old sum to the new one before adding the block's terms."
-            )
+        nudge=N_(
+            "the running sum was measured against the old maximum: when a block raises the "
+            "maximum, rescale the old sum to the new one before adding the block's terms."
         ),
     )
 )
@@ -227,17 +219,13 @@ register(
         difficulty=2,
         minutes=10,
         mistakes=REPEAT_KV_MISTAKES,
-        hint=(
-            N_(
-                "each KV head serves a group of g = n_heads // n_kv_heads neighbouring query heads: "
-                "repeat every head g times in place along axis 1, np.repeat(K, g, axis=1)."
-            )
+        hint=N_(
+            "each KV head serves a group of g = n_heads // n_kv_heads neighbouring query heads: "
+            "repeat every head g times in place along axis 1, np.repeat(K, g, axis=1)."
         ),
-        nudge=(
-            N_(
-                "query heads come in groups of g = n_heads // n_kv_heads neighbours that share one "
-                "key/value head: each key/value head must appear g times in a row."
-            )
+        nudge=N_(
+            "query heads come in groups of g = n_heads // n_kv_heads neighbours that share one "
+            "key/value head: each key/value head must appear g times in a row."
         ),
     )
 )

@@ -40,6 +40,8 @@ from typing import Any
 
 import numpy as np
 
+from ..i18n import N_, _
+
 __all__ = [
     "Mistake",
     "Exercise",
@@ -84,7 +86,9 @@ class Exercise:
     ``nudge`` is the hint that comes before it: where to look, without the steps (when it is
     empty, :attr:`first_hint` takes the recipe's first sentence). ``difficulty`` is 1–3 stars and
     ``minutes`` a time estimate; the chapter shows both in the exercise's title (:attr:`badge`),
-    and a test checks that they agree.
+    and a test checks that they agree. The texts a learner reads (``title``, ``hint``, ``nudge``,
+    each mistake's ``name``, the values of ``hints_by_shape``) are marked with ``N_`` where the
+    chapter module defines them; the checker shows them in the current language (中文版).
     """
 
     id: str
@@ -112,16 +116,26 @@ class Exercise:
 
     @property
     def first_hint(self) -> str:
-        """The hint of stage 2 (``nudge``, or else the recipe's first sentence or clause)."""
+        """The hint of stage 2 (``nudge``, or else the recipe's first sentence or clause), in
+        the current language."""
         if self.nudge:
-            return self.nudge
-        sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z(`])", self.hint.strip())
-        if len(sentences) > 1 and len(sentences[0].split()) >= 4:
-            return sentences[0]
-        clause = re.split(r"[:;]\s", self.hint.strip(), maxsplit=1)[0]
-        if clause != self.hint.strip() and len(clause.split()) >= 4:
-            return clause + "."
-        return (
+            return _(self.nudge)
+        recipe = _(self.hint).strip()
+        if _CJK.search(recipe):  # Chinese: sentences end at 。, clauses at ； or ：
+            sentences = [s for s in re.split(r"(?<=[。！？])", recipe) if s.strip()]
+            if len(sentences) > 1 and len(sentences[0]) >= 8:
+                return sentences[0].strip()
+            clause = re.split(r"[；：]", recipe, maxsplit=1)[0].strip()
+            if clause != recipe and len(clause) >= 8:
+                return clause + "。"
+        else:
+            sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z(`])", recipe)
+            if len(sentences) > 1 and len(sentences[0].split()) >= 4:
+                return sentences[0]
+            clause = re.split(r"[:;]\s", recipe, maxsplit=1)[0]
+            if clause != recipe and len(clause.split()) >= 4:
+                return clause + "."
+        return _(
             "print the shape and a few values of every intermediate result on the failing case, "
             "and compare them with the chapter's teaching copy."
         )
@@ -133,6 +147,7 @@ class Exercise:
 
 
 EXERCISES: dict[str, Exercise] = {}
+_CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 def register(exercise: Exercise) -> Exercise:
@@ -240,29 +255,31 @@ def _as_array(value: Any) -> np.ndarray:
     return np.asarray(value)
 
 
-_FLOAT32_NOTE = (
+_FLOAT32_NOTE = N_(
     "float32 keeps only about 7 significant digits, so its results differ from float64 by "
     "~1e-5 to 1e-4: compute in float64 (`dtype=torch.float64`, `module.double()`, "
     "`np.float64`)"
 )
 
 
-_MAYBE_FLOAT32 = (
-    "\n  A difference this small is typical of a float32 computation somewhere (a torch module "
-    "or tensor made without `dtype=torch.float64`): if so, "
-)
+def _maybe_float32() -> str:
+    """The line that guesses float32 behind a small difference (dropped when a mistake is
+    named)."""
+    return "\n  " + _(
+        "A difference this small is typical of a float32 computation somewhere (a torch module "
+        "or tensor made without `dtype=torch.float64`): if so, {note}"
+    ).format(note=_(_FLOAT32_NOTE))
 
 
 def _precision_note(expected: np.ndarray, got_raw: np.ndarray, diff: np.ndarray) -> str:
     """A word on float32 when it explains the difference, else ''."""
     if got_raw.dtype in (np.float16, np.float32):
-        return f"\n  Your result is {got_raw.dtype} (torch's default dtype is float32): " + (
-            _FLOAT32_NOTE
-        )
+        note = _("Your result is {dtype} (torch's default dtype is float32): {note}")
+        return "\n  " + note.format(dtype=got_raw.dtype, note=_(_FLOAT32_NOTE))
     finite = np.abs(expected[np.isfinite(expected)])
     scale = max(1.0, float(finite.max())) if finite.size else 1.0
     if np.isfinite(diff).all() and diff.max() <= 1e-3 * scale:
-        return _MAYBE_FLOAT32 + _FLOAT32_NOTE
+        return _maybe_float32()
     return ""
 
 
@@ -272,17 +289,16 @@ def _type_problem(expected: np.ndarray, got: Any, got_raw: np.ndarray | None) ->
         if got_raw is not None and got_raw.dtype.kind == "O" and not isinstance(got, (str, bytes)):
             return None  # an object array (e.g. of Python ints): judged on its values
         shown = repr(got) if len(repr(got)) <= 60 else repr(got)[:57] + "..."
-        return (
-            f"expected a number or an array of numbers, got text ({type(got).__name__} "
-            f"{shown}): return the number itself (e.g. `float(x)`, `int(n)`), not a string "
-            "that shows it"
-        )
+        return _(
+            "expected a number or an array of numbers, got text ({kind} {shown}): return the "
+            "number itself (e.g. `float(x)`, `int(n)`), not a string that shows it"
+        ).format(kind=type(got).__name__, shown=shown)
     if got_raw is not None and got_raw.dtype.kind == "c" and expected.dtype.kind != "c":
-        return (
-            f"expected real numbers, got a complex array (dtype {got_raw.dtype}): even when its "
-            "real part is right, return a real array (for pairs held as complex numbers z, put "
-            "z.real and z.imag back into the pair's two features)"
-        )
+        return _(
+            "expected real numbers, got a complex array (dtype {dtype}): even when its real part "
+            "is right, return a real array (for pairs held as complex numbers z, put z.real and "
+            "z.imag back into the pair's two features)"
+        ).format(dtype=got_raw.dtype)
     return None
 
 
@@ -294,61 +310,76 @@ def _compare(expected: Any, got: Any, ex: Exercise, strict: bool = False) -> str
     """
     if isinstance(expected, tuple):
         if got is None:
-            return "your function returned None — did you forget `return`?"
-        if not isinstance(got, (tuple, list)) or len(got) != len(expected):
-            return f"expected a tuple of {len(expected)} results, got {type(got).__name__}" + (
-                f" of {len(got)}" if isinstance(got, (tuple, list)) else ""
+            return _("your function returned None — did you forget `return`?")
+        if not isinstance(got, (tuple, list)):
+            return _("expected a tuple of {n} results, got {kind}").format(
+                n=len(expected), kind=type(got).__name__
             )
+        if len(got) != len(expected):  # "got tuple of": "got {kind} of" could match any "of"
+            if type(got) is tuple:
+                wrong = _("expected a tuple of {n} results, got tuple of {k}")
+            elif type(got) is list:
+                wrong = _("expected a tuple of {n} results, got list of {k}")
+            else:
+                wrong = _("expected a tuple of {n} results, got {kind} of {k}")
+            return wrong.format(n=len(expected), kind=type(got).__name__, k=len(got))
         for i, (e, g) in enumerate(zip(expected, got, strict=True)):
             message = _compare(e, g, ex, strict)
             if message:
-                return f"result {i}: {message}"
+                return _("result {i}: {message}").format(i=i, message=message)
         return None
     if got is None:
-        return "your function returned None — did you forget `return`?"
+        return _("your function returned None — did you forget `return`?")
     expected_raw = np.asarray(expected)
     if isinstance(got, (str, bytes)):
         return _type_problem(expected_raw, got, None)
     try:
         got_raw = _as_array(got)
     except (TypeError, ValueError, RuntimeError):
-        return f"expected a number or an array, got {type(got).__name__}"
+        return _("expected a number or an array, got {kind}").format(kind=type(got).__name__)
     problem = _type_problem(expected_raw, got, got_raw)
     if problem:
         return problem
     try:
         got_array = got_raw.astype(float)
     except (TypeError, ValueError):
-        return f"expected a number or an array, got {type(got).__name__}"
+        return _("expected a number or an array, got {kind}").format(kind=type(got).__name__)
     expected_array = expected_raw.astype(float)
     if got_array.shape != expected_array.shape:
         extra = ex.hints_by_shape.get(f"{got_array.shape}", "")
         if got_array.shape == expected_array.shape[::-1] and len(got_array.shape) > 1:
-            extra = extra or "the axes look swapped: is a transpose missing or extra?"
-        return f"expected shape {expected_array.shape}, got {got_array.shape}" + (
-            f" — {extra}" if extra else ""
+            extra = extra or N_("the axes look swapped: is a transpose missing or extra?")
+        if extra:
+            return _("expected shape {expected}, got {got} — {extra}").format(
+                expected=expected_array.shape, got=got_array.shape, extra=_(extra)
+            )
+        return _("expected shape {expected}, got {got}").format(
+            expected=expected_array.shape, got=got_array.shape
         )
     if strict and (expected_raw.dtype == bool) != (got_raw.dtype == bool):
-        return "one is a boolean array and the other is not"
+        return _("one is a boolean array and the other is not")
     if expected_raw.dtype == bool and got_raw.dtype != bool:
-        return (
-            f"expected a boolean array (dtype bool, True/False), got dtype {got_raw.dtype}: "
-            "numpy and PyTorch read an int or float 0/1 array as numbers, not as a mask "
-            "(`x[mask]` picks rows 0 and 1, torch's attn_mask *adds* it) — compare with `<` or "
-            "use `.astype(bool)`"
-        )
+        return _(
+            "expected a boolean array (dtype bool, True/False), got dtype {dtype}: numpy and "
+            "PyTorch read an int or float 0/1 array as numbers, not as a mask (`x[mask]` picks "
+            "rows 0 and 1, torch's attn_mask *adds* it) — compare with `<` or use `.astype(bool)`"
+        ).format(dtype=got_raw.dtype)
     if np.isnan(got_array).any() and not np.isnan(expected_array).any():
         where = tuple(int(i) for i in np.argwhere(np.isnan(got_array))[0])
-        return f"your result contains NaN (first at index {where}) where the reference has numbers"
+        return _(
+            "your result contains NaN (first at index {where}) where the reference has numbers"
+        ).format(where=where)
     close = np.isclose(got_array, expected_array, atol=ex.atol, rtol=1e-5, equal_nan=True)
     if not close.all():
         with np.errstate(invalid="ignore"):  # inf - inf where both are -inf: those are close
             diff = np.where(close, 0.0, np.abs(got_array - expected_array))
         diff = np.where(np.isnan(diff), np.inf, diff)
         where = tuple(int(i) for i in np.unravel_index(np.argmax(diff), diff.shape))
-        return (
-            f"values differ: largest difference {diff.max():.3g} at index {where}: "
-            f"expected {expected_array[where]:.6g}, got {got_array[where]:.6g}"
+        return _(
+            "values differ: largest difference {diff:.3g} at index {where}: "
+            "expected {expected:.6g}, got {got:.6g}"
+        ).format(
+            diff=diff.max(), where=where, expected=expected_array[where], got=got_array[where]
         ) + _precision_note(expected_array, got_raw, diff)
     return None
 
@@ -377,32 +408,32 @@ def _describe_inputs(ex: Exercise, args: tuple) -> str:
 _ERROR_MEANINGS = (
     (
         ("mismatch in its core dimension", "not aligned", "cannot be multiplied"),
-        "a matrix product `A @ B` needs A's last axis to equal B's second-to-last axis "
-        "((m, k) @ (k, n) → (m, n)); print both shapes — a transpose may be missing, extra, or "
-        "on the wrong axes (`.swapaxes(-1, -2)` swaps only the last two)",
+        N_("a matrix product `A @ B` needs A's last axis to equal B's second-to-last axis "
+           "((m, k) @ (k, n) → (m, n)); print both shapes — a transpose may be missing, extra, or "
+           "on the wrong axes (`.swapaxes(-1, -2)` swaps only the last two)"),
     ),
     (
         ("could not be broadcast", "must match the size of tensor"),
-        "an element-wise operation needs shapes that broadcast: compared from the right, each "
-        "axis must be equal or 1. After a reduction (`sum`, `max`, `mean`) keep the reduced axis "
-        "with `keepdims=True` so it broadcasts back",
+        N_("an element-wise operation needs shapes that broadcast: compared from the right, "
+           "each axis must be equal or 1. After a reduction (`sum`, `max`, `mean`) keep the "
+           "reduced axis with `keepdims=True` so it broadcasts back"),
     ),
     (
         ("cannot reshape", "is invalid for input of size"),
-        "a reshape must keep the number of elements: the product of the new shape must equal the "
-        "product of the old one",
+        N_("a reshape must keep the number of elements: the product of the new shape must equal "
+           "the product of the old one"),
     ),
     (
         ("out of bounds for", "index out of range", "out of range (expected to be in range"),
-        "an axis or index does not exist: the input may have fewer axes than you assumed "
-        "(a vector (n,) has only axis 0 / -1)",
+        N_("an axis or index does not exist: the input may have fewer axes than you assumed "
+           "(a vector (n,) has only axis 0 / -1)"),
     ),
     (
         ("expected scalar type", "mixed dtype", "same dtype", "expected m1 and m2", "but expected"),
-        "a torch module holds float32 parameters by default, while these inputs are float64 "
-        "numpy arrays: make the module float64 with `.double()` (or build tensors with "
-        "`dtype=torch.float64`) rather than turning the inputs into float32, which costs "
-        "accuracy",
+        N_("a torch module holds float32 parameters by default, while these inputs are float64 "
+           "numpy arrays: make the module float64 with `.double()` (or build tensors with "
+           "`dtype=torch.float64`) rather than turning the inputs into float32, which costs "
+           "accuracy"),
     ),
 )
 
@@ -412,24 +443,32 @@ def _explain_error(error: BaseException, ex: Exercise, args: tuple) -> str:
     lines = []
     for needles, meaning in _ERROR_MEANINGS:
         if any(needle in text for needle in needles):
-            lines.append(f"  What it means: {meaning}.")
+            lines.append("  " + _("What it means: {meaning}.").format(meaning=_(meaning)))
             break
-    lines.append(f"  This test case's inputs: {_describe_inputs(ex, args)}.")
+    lines.append(_inputs_line(ex, args))
     return "\n" + "\n".join(lines)
 
 
-def _timeout_message(ex: Exercise, label: str, args: tuple, run: _Run) -> str:
-    stopped = (
-        "This check ran where Python cannot stop a running function (outside the main "
-        "thread, or without SIGALRM as on Windows): it goes on in the background, and an "
-        "endless loop keeps a CPU core busy until you restart the kernel (Kernel → Restart)"
-        if run.still_running
-        else "The checker stopped it"
+def _inputs_line(ex: Exercise, args: tuple) -> str:
+    return "  " + _("This test case's inputs: {inputs}.").format(
+        inputs=_describe_inputs(ex, args)
     )
-    return (
-        f"✗ {ex.title}: on {label} your function was still running after {TIME_LIMIT_S:g} s — "
-        f"an endless loop (a `while` whose condition never changes)? {stopped}."
-        f"\n  This test case's inputs: {_describe_inputs(ex, args)}."
+
+
+def _timeout_message(ex: Exercise, n: int, m: int, args: tuple, run: _Run) -> str:
+    stopped = (
+        N_("This check ran where Python cannot stop a running function (outside the main "
+           "thread, or without SIGALRM as on Windows): it goes on in the background, and an "
+           "endless loop keeps a CPU core busy until you restart the kernel (Kernel → Restart).")
+        if run.still_running
+        else N_("The checker stopped it.")
+    )
+    # the template ends with its field: a field followed by "." could reach into later lines
+    return _(
+        "✗ {title}: on test case {n} of {m} your function was still running after {limit:g} s "
+        "— an endless loop (a `while` whose condition never changes)? {stopped}"
+    ).format(title=_(ex.title), n=n, m=m, limit=TIME_LIMIT_S, stopped=_(stopped)) + (
+        "\n" + _inputs_line(ex, args)
     )
 
 
@@ -486,40 +525,47 @@ def _judge(ex: Exercise, fn: Callable[..., Any]) -> _Verdict:
     runs: list[_Run] = []
     expected: list[Any] = []
     failure: tuple[int, str] | None = None  # (case index, message) of the first wrong case
+    m = len(cases)
+    title = _(ex.title)
     for n, args in enumerate(cases, start=1):
-        label = f"test case {n} of {len(cases)}"
         run = _run_limited(fn, copy.deepcopy(args))
         runs.append(run)
         expected.append(ex.reference(*copy.deepcopy(args)))
         if run.timed_out:
             if failure is None:
-                return _Verdict(False, _timeout_message(ex, label, args, run))
+                return _Verdict(False, _timeout_message(ex, n, m, args, run))
             break
         if failure is not None:
             continue  # only the mistake catalogue needs the later cases
         if isinstance(run.error, NotImplementedError):
             return _Verdict(
                 False,
-                f"✗ {ex.title}: not implemented yet — replace the `raise` with your code.",
+                _("✗ {title}: not implemented yet — replace the `raise` with your code.").format(
+                    title=title
+                ),
                 attempt=False,
             )
         if run.error is not None:
             error = run.error
             return _Verdict(
                 False,
-                f"✗ {ex.title}: on {label} your function raised {type(error).__name__}: {error}"
+                _("✗ {title}: on test case {n} of {m} your function raised {error}").format(
+                    title=title, n=n, m=m, error=f"{type(error).__name__}: {error}"
+                )
                 + _explain_error(error, ex, args),
             )
         message = _compare(expected[-1], run.value, ex)
         if message:
-            failure = (n, f"✗ {ex.title}: {label}: {message}")
+            failure = (n, _("✗ {title}: test case {n} of {m}: {message}").format(
+                title=title, n=n, m=m, message=message
+            ))
     if failure is None:
-        passed = f"✓ {ex.title}: correct on all {len(cases)} test cases."
+        passed = _("✓ {title}: correct on all {n} test cases.").format(title=title, n=m)
         return _Verdict(True, passed, attempt=False)
     mistake = _likely_mistake(ex, cases, expected, runs)
     message = failure[1]
     if mistake:  # a named mistake explains the difference: no guess about float32
-        message = message.split(_MAYBE_FLOAT32)[0]
+        message = message.split(_maybe_float32())[0]
     return _Verdict(False, message, mistake)
 
 
@@ -527,17 +573,22 @@ def _verdict(exercise_id: str, fn: Callable[..., Any]) -> _Verdict:
     """Judge ``fn``; never raises (a checker bug becomes a message)."""
     ex = EXERCISES.get(exercise_id)
     if ex is None:
-        return _Verdict(
-            False, f"unknown exercise {exercise_id!r}; known: {sorted(EXERCISES)}", attempt=False
-        )
+        return _Verdict(False, _unknown(exercise_id), attempt=False)
     try:
         return _judge(ex, fn)
     except Exception as error:  # noqa: BLE001 - the checker must never raise
         return _Verdict(
             False,
-            f"✗ {ex.title}: the checker could not judge your answer "
-            f"({type(error).__name__}: {error}).",
+            _("✗ {title}: the checker could not judge your answer ({error}).").format(
+                title=_(ex.title), error=f"{type(error).__name__}: {error}"
+            ),
         )
+
+
+def _unknown(exercise_id: str) -> str:
+    return _("unknown exercise {exercise_id}; known: {known}").format(
+        exercise_id=repr(exercise_id), known=sorted(EXERCISES)
+    )
 
 
 def _hint_call(exercise_id: str) -> str:
@@ -550,15 +601,19 @@ def _message(exercise_id: str, verdict: _Verdict, stage: int) -> str:
     ex = EXERCISES.get(exercise_id)
     if verdict.passed or not verdict.attempt or ex is None:
         return verdict.what
-    text = verdict.what + (f"\n  Likely mistake: {verdict.mistake}." if verdict.mistake else "")
+    # one template per line: a printed message is translated line by line (i18n.outputs)
+    call = _hint_call(exercise_id)
+    lines = [verdict.what]
+    if verdict.mistake:
+        lines.append(_("Likely mistake: {mistake}.").format(mistake=_(verdict.mistake)))
     if stage >= RECIPE:
-        return text + f"\n  Hint: {ex.hint}"
-    if stage == HINT:
-        return (
-            text + f"\n  Hint: {ex.first_hint}"
-            f"\n  Still stuck? Run {_hint_call(exercise_id)} for the recipe."
-        )
-    return text + f"\n  Stuck? Run {_hint_call(exercise_id)} for a hint."
+        lines.append(_("Hint: {hint}").format(hint=_(ex.hint)))
+    elif stage == HINT:
+        lines.append(_("Hint: {hint}").format(hint=ex.first_hint))
+        lines.append(_("Still stuck? Run {call} for the recipe.").format(call=call))
+    else:
+        lines.append(_("Stuck? Run {call} for a hint.").format(call=call))
+    return "\n  ".join(lines)
 
 
 def evaluate(
@@ -610,14 +665,17 @@ def hint(exercise_id: str) -> None:
     """
     ex = EXERCISES.get(exercise_id)
     if ex is None:
-        print(f"unknown exercise {exercise_id!r}; known: {sorted(EXERCISES)}")
+        print(_unknown(exercise_id))
     elif _next_stage(exercise_id) == HINT:
         print(
-            f"Hint for {ex.title}: {ex.first_hint}"
-            f"\n  Still stuck? Run {_hint_call(exercise_id)} again for the recipe."
+            _("Hint for {title}: {hint}").format(title=_(ex.title), hint=ex.first_hint)
+            + "\n  "
+            + _("Still stuck? Run {call} again for the recipe.").format(
+                call=_hint_call(exercise_id)
+            )
         )
     else:
-        print(f"Recipe for {ex.title}: {ex.hint}")
+        print(_("Recipe for {title}: {hint}").format(title=_(ex.title), hint=_(ex.hint)))
 
 
 def reset(exercise_id: str | None = None) -> None:

@@ -210,7 +210,7 @@
       throw new Error("unknown control type " + c.type);
     }
     input.id = id;
-    input.name = c.name;
+    input.name = c.id || c.name; // the id: the name code uses (the name may be translated)
     input.className = "ca-input";
     if (c.description) input.setAttribute("aria-description", c.description);
 
@@ -235,7 +235,7 @@
     }
     show();
     var event = c.type === "text" || c.type === "range" ? "input" : c.type === "button" ? "click" : "change";
-    input.addEventListener(event, function () { show(); onInput(c.name); });
+    input.addEventListener(event, function () { show(); onInput(c.id || c.name); });
     if (label) wrap.appendChild(label);
     wrap.appendChild(input);
     if (readout) wrap.appendChild(readout);
@@ -245,6 +245,49 @@
   function formatNumber(x, digits) {
     if (digits === undefined || digits === null) digits = Number.isInteger(x) ? 0 : 2;
     return x.toFixed(digits);
+  }
+
+  // ---- words: the spec's templates -----------------------------------------------------------
+  // Every word the page shows comes from the spec (spec.text, the controls' labels), in the
+  // page's language: the Chinese book translates the English spec. A template is Python's
+  // str.format text with named fields, "{n} of {total}", "{value:.2f}"; format(template, values)
+  // fills it as Python does, so the page writes the notebook's titles exactly. Format specs
+  // understood: none (a number as Python's str() writes it), ".Nf", "g" / ".Ng", "d".
+
+  // A number as Python's "{:.Ng}" writes it (precision N, default 6; trailing zeros dropped).
+  function formatG(x, precision) {
+    if (!isFinite(x)) return x !== x ? "nan" : x > 0 ? "inf" : "-inf";
+    if (x === 0) return (1 / x < 0 ? "-" : "") + "0";
+    var p = precision === 0 ? 1 : precision, exp = Number(x.toExponential(p - 1).split("e")[1]);
+    if (exp < -4 || exp >= p) {
+      var parts = x.toExponential(p - 1).split("e"), mantissa = parts[0];
+      if (mantissa.indexOf(".") >= 0) mantissa = mantissa.replace(/0+$/, "").replace(/\.$/, "");
+      var e = Number(parts[1]);
+      return mantissa + "e" + (e < 0 ? "-" : "+") + (Math.abs(e) < 10 ? "0" : "") + Math.abs(e);
+    }
+    var fixed = x.toFixed(Math.max(0, p - 1 - exp));
+    return fixed.indexOf(".") >= 0 ? fixed.replace(/0+$/, "").replace(/\.$/, "") : fixed;
+  }
+
+  function formatValue(value, spec) {
+    if (typeof value !== "number") return String(value);
+    var m;
+    if (!spec) return String(value); // integers as Python writes ints; give floats a spec
+    if ((m = /^\.(\d+)f$/.exec(spec))) return value.toFixed(Number(m[1]));
+    if ((m = /^(?:\.(\d+))?g$/.exec(spec))) return formatG(value, m[1] === undefined ? 6 : Number(m[1]));
+    if (spec === "d") return String(Math.trunc(value));
+    throw new Error("format spec not understood: " + spec);
+  }
+
+  // Fill the {fields} of `template` from `values` ({{ and }} are braces, as in Python).
+  function format(template, values) {
+    return String(template).replace(/\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)(?::([^{}]*))?\}/g,
+      function (all, name, spec) {
+        if (all === "{{") return "{";
+        if (all === "}}") return "}";
+        if (!values || !(name in values)) throw new Error("no value for {" + name + "} in " + template);
+        return formatValue(values[name], spec);
+      });
   }
 
   // ---- 3. the explorer loop ----------------------------------------------------------------
@@ -277,7 +320,7 @@
 
   Explorer.prototype.addControl = function (c) {
     var self = this, control = makeControl(c, function (name) { self.changed(name); });
-    this.controls[c.name] = control;
+    this.controls[c.id || c.name] = control;
     this.controlsBox.appendChild(control.element);
     return control;
   };
@@ -290,9 +333,22 @@
 
   Explorer.prototype.setValue = function (name, value) { this.controls[name].write(value); };
 
+  // The spec's text `key` with its fields filled from `values` (see format).
+  Explorer.prototype.text = function (key, values) {
+    var T = this.spec.text || {};
+    if (!(key in T)) throw new Error("no text " + key + " in the spec");
+    return format(T[key], values);
+  };
+
+  // The label a select control shows for its current value (an option's words, translated).
+  Explorer.prototype.optionLabel = function (name) {
+    var c = this.controls[name], i = c.input.selectedIndex;
+    return c.spec.options[i >= 0 ? i : 0].label;
+  };
+
   Explorer.prototype.start = function () {
     var setup = kinds[this.spec.kind];
-    if (!setup) return this.say("This explorer (" + this.spec.kind + ") did not load; the figure shows its first state.");
+    if (!setup) return this.say(this.text("not_loaded", { kind: this.spec.kind }));
     this.update = setup(this.spec, this);
     this.redraw();
   };
@@ -301,11 +357,11 @@
     var self = this, m = this.spec.model, button = document.createElement("button");
     button.type = "button";
     button.className = "ca-load";
-    button.textContent = "Run the trained model in this page (" + Math.round(m.bytes / 1024) + " KB)";
+    button.textContent = this.text("load_model", { kb: Math.round(m.bytes / 1024) });
     Object.keys(this.controls).forEach(function (k) { self.controls[k].input.disabled = true; });
     button.addEventListener("click", function () {
       button.disabled = true;
-      button.textContent = "Loading the model…";
+      button.textContent = self.text("loading_model");
       loadModel(m.url).then(function (model) {
         self.model = model;
         button.remove();
@@ -313,8 +369,8 @@
         self.start();
       }).catch(function (error) {
         button.disabled = false;
-        button.textContent = "Try loading the model again";
-        self.say("The model file did not load (" + error.message + "). The figure shows the notebook's result.");
+        button.textContent = self.text("retry_model");
+        self.say(self.text("model_failed", { error: error.message }));
       });
     });
     this.controlsBox.insertBefore(button, this.controlsBox.firstChild);
@@ -376,7 +432,7 @@
 
   window.CourseAttention = {
     math: math, register: register, explorers: explorers, loadModel: loadModel,
-    decodeTensor: decodeTensor, boot: boot,
+    decodeTensor: decodeTensor, boot: boot, format: format, formatNumber: formatNumber,
   };
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", boot);
   else setTimeout(boot, 0);

@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from ..i18n import N_, _, using
+
 __all__ = [
     "EXPLORER_MIME",
     "WIDGET_MIME",
@@ -54,17 +56,35 @@ STATIC_MIME = "application/vnd.course-attention.explorer-static+json"
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 
 #: Shown under every live explorer, since a saved notebook keeps no live widgets.
-REOPEN_NOTE = (
+REOPEN_NOTE = N_(
     "Live explorer: it runs in this kernel. After you reopen a saved notebook, run this cell "
     "again to bring it back."
 )
 #: Shown under the saved figure, which a notebook reopened without its kernel displays.
-SAVED_NOTE = (
+SAVED_NOTE = N_(
     "Saved picture of this explorer's first state: the live explorer needs the running kernel "
     "(\"model not found\" below means it is gone). Run this cell again to bring it back."
 )
+#: The words ``core.js`` shows for every explorer, by key (``spec["text"]``, see
+#: :meth:`Explorer.spec`): templates whose ``{fields}`` ``CourseAttention.format`` fills.
+CORE_TEXT = {
+    "not_loaded": N_("This explorer ({kind}) did not load; the figure shows its first state."),
+    "load_model": N_("Run the trained model in this page ({kb} KB)"),
+    "loading_model": N_("Loading the model…"),
+    "retry_model": N_("Try loading the model again"),
+    "model_failed": N_("The model file did not load ({error}). The figure shows the notebook's "
+                       "result."),
+}
 #: Each control keeps at least this width (label + ≥ 200 px of slider); the row wraps instead.
 CONTROL_MIN_WIDTH = "420px"
+
+
+def english(build: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``build(*args, **kwargs)`` in English: the title an explorer hands to a figure function,
+    which shows it in the reader's language laid out as the English one (the Chinese book
+    translates the English figure, margins and all)."""
+    with using("en"):
+        return build(*args, **kwargs)
 
 
 def jsonable(value: Any) -> Any:
@@ -93,15 +113,20 @@ def controls_spec(controls: dict[str, Any]) -> list[dict[str, Any]]:
     """The page's controls, read off the explorer's ipywidgets: one list, two front ends.
 
     ``controls`` maps a keyword name to a widget (sliders, dropdowns, selection sliders,
-    checkboxes, text boxes and areas). Each becomes ``{"name", "type", "label", "value", …}`` with
-    ``type`` one of ``"range"``, ``"select"``, ``"checkbox"``, ``"text"``.
+    checkboxes, text boxes and areas). Each becomes ``{"id", "name", "type", "label", "value", …}``
+    with ``type`` one of ``"range"``, ``"select"``, ``"checkbox"``, ``"text"``. ``id`` is the
+    name the page's code uses; ``name``, the same name for readers of the spec, sits under a key
+    whose words the Chinese book translates (:data:`course_attention.i18n.outputs.TEXT_KEYS`),
+    as ``label`` (the widget's description, already in the reader's language) and the options'
+    ``label`` do: code never reads them. (So ``name`` is written as the translation would leave
+    it: ``_(name)``, the name itself in English.)
     """
     import ipywidgets as w
 
     out = []
     for name, widget in controls.items():
         label = widget.description or name
-        base = {"name": name, "label": label, "value": jsonable(widget.value)}
+        base = {"id": name, "name": _(name), "label": label, "value": jsonable(widget.value)}
         if isinstance(widget, (w.FloatSlider, w.IntSlider)):
             base |= {
                 "type": "range",
@@ -227,7 +252,7 @@ class Explorer:
         self.widget = w.VBox([self.row, *(extra or []), self.message_line, self.output])
         uid = self.widget.model_id or "0"
         self.uid = uid
-        text = f"{note} {REOPEN_NOTE}" if note else REOPEN_NOTE
+        text = f"{_(note)} {_(REOPEN_NOTE)}" if note else _(REOPEN_NOTE)
         self.note = w.HTML(f"<small>{escape(text)}</small><style>{_hide_saved_css(uid)}</style>")
         self.widget.children = (*self.widget.children, self.note)
         self.widget.add_class("ca-explorer-live")
@@ -280,15 +305,23 @@ class Explorer:
 
     def spec(self) -> dict[str, Any] | None:
         """The website's explorer: ``live`` plus the controls read off the widgets (less
-        ``live["omit"]``) and the page-only ones (``live["controls"]``), and the first
-        state's figure (the page draws it before, and without, the live runtime)."""
+        ``live["omit"]``) and the page-only ones (``live["controls"]``), the words the page
+        shows (``text``: :data:`CORE_TEXT` and ``live["text"]``, templates in the current
+        language) and the first state's figure (the page draws it before, and without, the
+        live runtime).
+
+        Every word sits under a key of :data:`course_attention.i18n.outputs.TEXT_KEYS`
+        (``label``, ``description``, ``text``), since the Chinese book translates those of the
+        English spec; nothing the code reads does (the controls' ``id``, option values, data).
+        """
         if self.live is None:
             return None
         omit = set(self.live.get("omit", ()))
         shared = {k: c for k, c in self.controls.items() if k not in omit}
-        extra = self.live.get("controls", [])
+        extra = [_page_control(c) for c in self.live.get("controls", [])]
         spec = {k: v for k, v in self.live.items() if k != "only"}
-        return jsonable({**spec, "controls": controls_spec(shared) + extra}) | {
+        text = {k: _(v) for k, v in {**CORE_TEXT, **self.live.get("text", {})}.items()}
+        return jsonable({**spec, "controls": controls_spec(shared) + extra, "text": text}) | {
             "figure": json.loads(self.figure.to_json()) if self.figure is not None else None
         }
 
@@ -325,20 +358,22 @@ class Explorer:
                 bundle[PLOTLY_MIME] = figure
             saved.append(bundle | {
                 "text/html": f'<div class="ca-static-{self.uid}">{html}</div>{hide}',
-                "text/plain": f"Saved figure of the explorer's first state ({kind}).",
+                "text/plain": _("Saved figure of the explorer's first state ({kind}).").format(
+                    kind=kind),
             })
+        saved_note = _(SAVED_NOTE)
         saved.append({
             STATIC_MIME: static | {"part": "note"},
-            "text/html": f'<p class="ca-static-{self.uid}"><small>{escape(SAVED_NOTE)}</small>'
+            "text/html": f'<p class="ca-static-{self.uid}"><small>{escape(saved_note)}</small>'
                          f"</p>{hide}",
-            "text/markdown": f"<small>{SAVED_NOTE}</small>",
-            "text/plain": SAVED_NOTE,
+            "text/markdown": f"<small>{saved_note}</small>",
+            "text/plain": saved_note,
         })
         view = {"version_major": 2, "version_minor": 0, "model_id": self.widget.model_id}
         # text/plain: what an untrusted notebook shows instead of the widget (JupyterLab skips
         # the widget renderer there), under the saved figure and note
-        live: dict[str, Any] = {WIDGET_MIME: view, "text/plain": f"Live explorer ({kind}): "
-                                "not running. Run this cell again."}
+        live: dict[str, Any] = {WIDGET_MIME: view, "text/plain": _(
+            "Live explorer ({kind}): not running. Run this cell again.").format(kind=kind)}
         if spec is not None:
             live[EXPLORER_MIME] = spec
         return [*saved, live]
@@ -348,6 +383,16 @@ class Explorer:
 
         for bundle in self.outputs():
             display(bundle, raw=True)
+
+
+def _page_control(control: dict[str, Any]) -> dict[str, Any]:
+    """A page-only control of ``live["controls"]`` (``name`` its id, ``label`` an English
+    text marked ``N_``) as the spec holds it: with its ``id`` and its words translated."""
+    out = {"id": control["name"], **control}
+    for key in ("name", "label", "description"):  # name: as controls_spec writes it
+        if key in out:
+            out[key] = _(out[key])
+    return out
 
 
 _COLAB_HIDE = """<script>

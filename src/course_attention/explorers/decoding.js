@@ -144,17 +144,14 @@
   }
 
   // The typed text → source ids (digits, [EOS]), or a message saying what to type instead.
-  function parse(text, c) {
+  // ui.text gives the words (explorers.decoding.check_digits says the same).
+  function parse(text, c, ui) {
     var s = String(text).trim(), lo = c.lengths[0], hi = c.lengths[1];
-    if (!s) return { message: "The box is empty: type " + lo + " to " + hi + " digits 0-9." };
+    if (!s) return { message: ui.text("empty", { lo: lo, hi: hi }) };
     var bad = s.match(/[^0-9]/);
-    if (bad) {
-      return { message: "Type digits 0-9 only: \"" + bad[0] + "\" is not a token this model " +
-        "knows (its vocabulary is [PAD], [BOS], [EOS] and the digits 0-9)." };
-    }
+    if (bad) return { message: ui.text("not_digit", { char: bad[0] }) };
     if (s.length < lo || s.length > hi) {
-      return { message: "This model learned strings of " + lo + " to " + hi + " digits and you " +
-        "typed " + s.length + ": type " + lo + " to " + hi + " digits." };
+      return { message: ui.text("wrong_length", { lo: lo, hi: hi, n: s.length }) };
     }
     var ids = s.split("").map(function (ch) { return Number(ch) + c.digit_offset; });
     return { ids: ids.concat([c.eos_id]) };
@@ -173,7 +170,7 @@
 
     // Decode typed text (no cache): the page's test times this.
     ui.decode = function (text) {
-      var parsed = parse(text, c);
+      var parsed = parse(text, c, ui);
       return parsed.message ? parsed : greedy(net, parsed.ids);
     };
 
@@ -189,7 +186,7 @@
     }
 
     function update(v) {
-      var parsed = parse(v.digits, c);
+      var parsed = parse(v.digits, c, ui);
       if (parsed.message) {
         ui.decoded = null;
         return { message: parsed.message };
@@ -205,22 +202,23 @@
       step = Math.min(step, n);
       var rows = [], y = [];
       for (var i = 0; i < n; i++) {
-        y.push("step " + (i + 1));
+        // the rows' labels, whole ("step 3"): spec.text.step_1, step_2, …
+        y.push(spec.text["step_" + (i + 1)] || String(i + 1));
         // steps not taken yet stay blank
         rows.push(i < step ? row(d, i, v.layer, v.head) : d.source.map(function () { return null; }));
       }
       var now = row(d, step - 1, v.layer, v.head), keys = uniqueLabels(d.source);
-      var which = v.head < 0 ? "heads averaged" : "head " + (v.head + 1);
       var soFar = ["[BOS]"].concat(d.tokens.slice(0, step - 1)).join(" ");
       return {
         data: [
           { z: rows, x: keys, y: y },
           { x: keys, y: now, text: now.map(function (w) { return w.toFixed(2); }) },
-          { text: ["decoder input: " + soFar + "   →   picks: <b>" + d.tokens[step - 1] + "</b>"] },
+          { text: [ui.text("picks", { so_far: soFar, token: d.tokens[step - 1] })] },
         ],
         layout: {
           title: Object.assign({}, ui.template.layout.title, {
-            text: "step " + step + " of " + n + " · layer " + (v.layer + 1) + ", " + which,
+            text: ui.text(v.head < 0 ? "title_average" : "title_head",
+                          { step: step, n: n, layer: v.layer + 1, head: v.head + 1 }),
           }),
         },
       };

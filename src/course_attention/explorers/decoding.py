@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .. import tasks
+from ..i18n import N_, _
 from .core import Explorer, model_payload, register, seeded, tensors_from_payload
 
 __all__ = ["KIND", "Decoded", "check_digits", "decode", "live_spec", "model_from_payload",
@@ -28,6 +29,33 @@ KIND = "decoding"
 #: The page's positional table travels with the weights under this name (torch keeps it as a
 #: buffer outside the state dict).
 POSITIONS = "positions.table"
+
+#: The messages for typed text the model cannot read (``decoding.js`` fills the same).
+EMPTY = N_("The box is empty: type {lo} to {hi} digits 0-9.")
+NOT_DIGIT = N_('Type digits 0-9 only: "{char}" is not a token this model knows (its vocabulary '
+               "is [PAD], [BOS], [EOS] and the digits 0-9).")
+WRONG_LENGTH = N_("This model learned strings of {lo} to {hi} digits and you typed {n}: type {lo} "
+                  "to {hi} digits.")
+#: The figure's title, one head or their average (short — fits 375 px).
+TITLE_AVERAGE = N_("step {step} of {n} · layer {layer}, heads averaged")
+TITLE_HEAD = N_("step {step} of {n} · layer {layer}, head {head}")
+#: The menus' and the figure's rows' labels, whole (a template "layer {i}" would match any text
+#: that starts with "layer "): layers and heads 1 … 8, steps 1 … 9 (the decoder's most).
+LAYERS = (N_("layer 1"), N_("layer 2"), N_("layer 3"), N_("layer 4"), N_("layer 5"),
+          N_("layer 6"), N_("layer 7"), N_("layer 8"))
+HEADS = (N_("head 1"), N_("head 2"), N_("head 3"), N_("head 4"), N_("head 5"), N_("head 6"),
+         N_("head 7"), N_("head 8"))
+STEP_ROWS = (N_("step 1"), N_("step 2"), N_("step 3"), N_("step 4"), N_("step 5"),
+             N_("step 6"), N_("step 7"), N_("step 8"), N_("step 9"), N_("step 10"),
+             N_("step 11"))
+#: The page's words — the messages and titles above, the figure's row labels and line of text
+#: (as :func:`course_attention.viz.decoding_traces` writes them).
+TEXT = {
+    "empty": EMPTY, "not_digit": NOT_DIGIT, "wrong_length": WRONG_LENGTH,
+    "title_average": TITLE_AVERAGE, "title_head": TITLE_HEAD,
+    "picks": N_("decoder input: {so_far}   →   picks: <b>{token}</b>"),
+    **{f"step_{i + 1}": row for i, row in enumerate(STEP_ROWS)},  # the rows' labels
+}
 
 
 def _check_lengths(lengths: Sequence[int]) -> tuple[int, int]:
@@ -110,7 +138,7 @@ def model_from_payload(data: dict[str, Any]) -> Any:
 def live_spec(model: Any, lengths: Sequence[int]) -> dict[str, Any]:
     """The ``live`` argument of the decoding explorer's :class:`~course_attention.explorers.core.
     Explorer`: the kind and the model, loaded by the page on demand."""
-    return {"kind": KIND, "data": {}, "model": payload(model, lengths)}
+    return {"kind": KIND, "data": {}, "model": payload(model, lengths), "text": TEXT}
 
 
 def check_digits(text: str, lengths: Sequence[int]) -> str:
@@ -121,18 +149,12 @@ def check_digits(text: str, lengths: Sequence[int]) -> str:
         raise ValueError(f"digits must be a string such as '2718'; got {type(text).__name__}")
     text = text.strip()
     if not text:
-        raise ValueError(f"The box is empty: type {lo} to {hi} digits 0-9.")
+        raise ValueError(_(EMPTY).format(lo=lo, hi=hi))
     bad = [c for c in text if c not in "0123456789"]
     if bad:
-        raise ValueError(
-            f'Type digits 0-9 only: "{bad[0]}" is not a token this model knows (its vocabulary '
-            "is [PAD], [BOS], [EOS] and the digits 0-9)."
-        )
+        raise ValueError(_(NOT_DIGIT).format(char=bad[0]))
     if not lo <= len(text) <= hi:
-        raise ValueError(
-            f"This model learned strings of {lo} to {hi} digits and you typed {len(text)}: "
-            f"type {lo} to {hi} digits."
-        )
+        raise ValueError(_(WRONG_LENGTH).format(lo=lo, hi=hi, n=len(text)))
     return text
 
 
@@ -236,15 +258,19 @@ def decoding_explorer(
         return cache[text.strip()]
 
     controls = {
-        "digits": w.Text(value=digits, description="digits", continuous_update=False),
+        "digits": w.Text(value=digits, description=_("digits"), continuous_update=False),
         "step": w.IntSlider(
-            value=step, min=1, max=hi + 1, description="step", continuous_update=True
+            value=step, min=1, max=hi + 1, description=_("step"), continuous_update=True
         ),
-        "layer": w.Dropdown(options=[(f"layer {i + 1}", i) for i in range(len(model.decoder))],
-                            value=len(model.decoder) - 1, description="decoder layer"),
-        "head": w.Dropdown(options=[("average of the heads", -1)] + [
-            (f"head {h + 1}", h) for h in range(model.decoder[0].cross_attn.n_heads)
-        ], value=-1, description="cross-attention head"),
+        "layer": w.Dropdown(
+            options=[(_(LAYERS[i]) if i < len(LAYERS) else str(i + 1), i)
+                     for i in range(len(model.decoder))],
+            value=len(model.decoder) - 1, description=_("decoder layer"),
+        ),
+        "head": w.Dropdown(options=[(_("average of the heads"), -1)] + [
+            (_(HEADS[h]) if h < len(HEADS) else str(h + 1), h)
+            for h in range(model.decoder[0].cross_attn.n_heads)
+        ], value=-1, description=_("cross-attention head")),
     }
 
     def limit_step(change: dict) -> None:
@@ -259,8 +285,8 @@ def decoding_explorer(
     def make_figure(digits: str, step: int, layer: int, head: int) -> Any:
         steps = steps_for(digits).steps(layer, head)  # ValueError: the explorer's message
         step = min(step, len(steps.tokens))
-        which = "heads averaged" if head < 0 else f"head {head + 1}"  # short: fits 375 px
-        title = f"step {step} of {len(steps.tokens)} · layer {layer + 1}, {which}"
+        title = (TITLE_AVERAGE if head < 0 else TITLE_HEAD).format(  # English: viz shows it
+            step=step, n=len(steps.tokens), layer=layer + 1, head=head + 1)
         return viz.decoding_figure(steps, step - 1, title=title)
 
     return Explorer(controls, make_figure, live_spec(model, (lo, hi)))

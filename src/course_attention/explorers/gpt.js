@@ -185,12 +185,11 @@
     // The prompt as ids, or a message saying why the model cannot read it.
     function encode(prompt) {
       var chars = Array.from(prompt);
-      if (!chars.length) return { message: "type at least one character" };
+      if (!chars.length) return { message: ui.text("empty") };
       var bad = chars.filter(function (ch) { return !(ch in index); });
       if (bad.length) {
         bad = Array.from(new Set(bad)).sort();
-        return { message: "characters outside the vocabulary of " + c.vocab_size +
-          " (newline and printable ASCII): " + bad.map(pyRepr).join(", ") };
+        return { message: ui.text("outside", { size: c.vocab_size, chars: bad.map(pyRepr).join(", ") }) };
       }
       // the model reads the last `context` characters, as gpt.generate (and nanoGPT) crop them
       return { ids: chars.map(function (ch) { return index[ch]; }).slice(-c.context) };
@@ -229,7 +228,7 @@
       var k = Math.round(v.top_k), read = encode(v.prompt);
       if (read.message) return { message: read.message };
       var ids = read.ids;
-      if (!(v.temperature > 0)) return { message: "temperature must be > 0" };
+      if (!(v.temperature > 0)) return { message: ui.text("bad_temperature") };
       readPrompt(v.prompt, ids);
       var n = d.n_new;
       var probs = nextTokenProbabilities(memo.logits, v.temperature, k, v.top_p);
@@ -253,14 +252,15 @@
       var text = tokens.map(function (i) { return c.vocab[i]; }).join("");
       return {
         data: [
-          { x: shown.map(function (i) { return charLabel(c.vocab[i]); }).concat(["all others"]),
+          { x: shown.map(function (i) { return charLabel(c.vocab[i]); }).concat([ui.text("all_others")]),
             y: values, text: values.map(function (p) { return p.toFixed(2); }) },
           { text: [sampleHtml(v.prompt, text)] },
         ],
         layout: {
           title: Object.assign({}, ui.template.layout.title, {
-            text: titleLines("T = " + v.temperature.toFixed(2) + ", top-k " + k + ", top-p " + v.top_p.toFixed(2) +
-              ": the next character, and " + n + (v.sample ? " sampled" : " greedy")),
+            // two lines, as explorers.gpt writes it (viz.title_lines leaves it as it is)
+            text: titleLines(ui.text("title_settings", { temperature: v.temperature, top_k: k, top_p: v.top_p }) +
+              "<br>" + ui.text(v.sample ? "title_sampled" : "title_greedy", { n: n })),
           }),
         },
       };

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..i18n import N_, _
 from .core import Explorer, model_payload, register, seeded, slider, tensors_from_payload
 
 __all__ = ["LCG", "SHOWN", "uniforms", "inverse_cdf", "seeded_sampler", "shown_ids", "payload",
@@ -24,6 +25,23 @@ __all__ = ["LCG", "SHOWN", "uniforms", "inverse_cdf", "seeded_sampler", "shown_i
 
 #: The bars show at most this many characters, the most likely first.
 SHOWN = 12
+
+#: The figure's title, two lines — the settings, then what the figure shows (``gpt.js`` fills
+#: the same templates from ``spec["text"]``).
+TITLE_SETTINGS = N_("T = {temperature:.2f}, top-k {top_k}, top-p {top_p:.2f}:")
+TITLE_SAMPLED = N_("the next character, and {n} sampled")
+TITLE_GREEDY = N_("the next character, and {n} greedy")
+#: The page's words — the title, the messages for a prompt the model cannot read (the second as
+#: :func:`course_attention.corpus.encode` says it), the last bar's label.
+TEXT = {
+    "title_settings": TITLE_SETTINGS, "title_sampled": TITLE_SAMPLED,
+    "title_greedy": TITLE_GREEDY,
+    "empty": N_("type at least one character"),
+    "outside": N_("characters outside the vocabulary of {size} (newline and printable ASCII): "
+                  "{chars}"),
+    "bad_temperature": N_("temperature must be > 0"),
+    "all_others": N_("all others"),
+}
 
 #: The generator's constants (Numerical Recipes), in ``state ← (a · state + c) mod 2³²``.
 LCG = {"a": 1664525, "c": 1013904223, "m": 2**32}
@@ -38,7 +56,7 @@ def uniforms(seed: int, n: int) -> np.ndarray:
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
         raise ValueError(f"seed must be an integer; got {seed!r}")
     state, out = int(seed) % LCG["m"], []
-    for _ in range(n):
+    for _step in range(n):
         state = (LCG["a"] * state + LCG["c"]) % LCG["m"]
         out.append(state / LCG["m"])
     return np.array(out, dtype=np.float64)
@@ -138,6 +156,7 @@ def spec(model: Any, n_new: int, seed: int) -> dict[str, Any]:
         "kind": "gpt",
         "data": {"n_new": n_new, "seed": seed, "shown": SHOWN, "lcg": LCG},
         "model": payload(model),
+        "text": TEXT,
     }
 
 
@@ -179,9 +198,9 @@ def gpt_explorer(
     model = _gpt_model() if model is None else model
     vocab = model.config.vocab_size
     controls = {
-        "prompt": w.Text(value=prompt, description="prompt", continuous_update=False),
-        "sample": w.Checkbox(value=sample, description="sample (off: greedy)"),
-        "temperature": slider("temperature", temperature, 0.1, 2.0, 0.05),
+        "prompt": w.Text(value=prompt, description=_("prompt"), continuous_update=False),
+        "sample": w.Checkbox(value=sample, description=_("sample (off: greedy)")),
+        "temperature": slider(_("temperature"), temperature, 0.1, 2.0, 0.05),
         "top_p": slider("top-p", 1.0 if top_p is None else top_p, 0.05, 1.0, 0.05),
         "top_k": w.IntSlider(value=vocab if top_k is None else top_k, min=1, max=vocab,
                              description="top-k", continuous_update=True),
@@ -190,14 +209,14 @@ def gpt_explorer(
     def make_figure(prompt: str, sample: bool, temperature: float, top_p: float,
                     top_k: int) -> Any:
         if not prompt:
-            raise ValueError("type at least one character")
+            raise ValueError(_(TEXT["empty"]))
         ids = corpus.encode(prompt, strict=True)  # ValueError naming the characters
         choose = seeded_sampler(temperature, top_k, top_p, seed) if sample else None
         run = gpt.generate(model, ids, n_new, choose=choose)
         probs = sampling.next_token_probabilities(run.logits[0], temperature, top_k, top_p)
-        how = f"{n_new} sampled" if sample else f"{n_new} greedy"
-        title = (f"T = {temperature:.2f}, top-k {top_k}, top-p {top_p:.2f}: the next character, "
-                 f"and {how}")
+        # two lines, as viz.title_lines would break the English one after its ": "
+        title = _(TITLE_SETTINGS).format(temperature=temperature, top_k=top_k, top_p=top_p) + \
+            "<br>" + _(TITLE_SAMPLED if sample else TITLE_GREEDY).format(n=n_new)
         text = corpus.decode(run.tokens)
         return viz.next_char_figure(probs, shown_ids(probs), corpus.VOCAB, prompt, text,
                                     title=title)

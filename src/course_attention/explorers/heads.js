@@ -13,17 +13,23 @@
 
     function update(v) {
       var p = d.inputs[v.projections], n = v.n_heads;
-      if (!p) return { message: "Pick the projections: " + Object.keys(d.inputs).join(" or ") + "." };
+      if (!p) {
+        var names = Object.keys(d.inputs);
+        return { message: ui.text("bad_projections", { choices: names.join(", ") }) };
+      }
       if (d.head_counts.indexOf(n) < 0) {
-        return { message: "The number of heads must be one of " + d.head_counts.join(", ") + "." };
+        return { message: ui.text("bad_heads", { counts: d.head_counts.join(", ") }) };
       }
       // The head slider runs over the heads there are: 0 … n - 1.
       headControl.input.max = n - 1;
       var head = Math.min(Math.max(0, v.head), n - 1);
       if (head !== v.head) ui.setValue("head", head);
       var readout = headControl.element.querySelector(".ca-readout");
-      if (readout) readout.textContent = head + " of " + n;
-      headControl.input.setAttribute("aria-valuetext", "head " + head + " of " + n);
+      // "head 0 of 2": a template with words around its fields (a bare "{head} of {n_heads}"
+      // would match any text with " of " in the Chinese book's translation of outputs)
+      var said = ui.text("valuetext", { head: head, n_heads: n });
+      if (readout) readout.textContent = said;
+      headControl.input.setAttribute("aria-valuetext", said);
 
       // Self-attention: queries, keys and values all come from the same X; no mask.
       var weights = M.multiHead(p.X, p.X, p.W, n, null).weights[head]; // (T, T)
@@ -31,7 +37,7 @@
         data: [{ z: weights }],
         layout: {
           title: Object.assign({}, ui.template.layout.title, {
-            text: "head " + head + " of " + n + ", each of width d/h = " + d.d_model / n,
+            text: ui.text("title", { head: head, n_heads: n, width: d.d_model / n }),
           }),
         },
       };

@@ -16,6 +16,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .. import numpy_ref, toy, viz
+from ..i18n import N_, _
 from .core import Explorer, register
 
 __all__ = [
@@ -27,8 +28,17 @@ __all__ = [
 HEAD_COUNTS: tuple[int, ...] = (1, 2, 4, 8)
 #: The projections the explorer offers, as ``{value: label}``.
 PROJECTIONS: dict[str, str] = {
-    "built": "built by hand (the chapter's)",
-    "random": "random",
+    "built": N_("built by hand (the chapter's)"),
+    "random": N_("random"),
+}
+#: The figure's title (``heads.js`` fills it from ``spec["text"]``).
+TITLE = N_("head {head} of {n_heads}, each of width d/h = {width}")
+#: The page's words — bad-input messages, the head slider's readout.
+TEXT = {
+    "title": TITLE,
+    "bad_projections": N_("Pick the projections: {choices}."),
+    "bad_heads": N_("The number of heads must be one of {counts}."),
+    "valuetext": N_("head {head} of {n_heads}"),
 }
 #: Random projections act on twice the chapter's inputs (larger inputs give sharper maps).
 RANDOM_INPUT_SCALE = 2.0
@@ -71,7 +81,7 @@ def head_weights(projections: str, n_heads: int, seed: int = 0) -> np.ndarray:
 def title(n_heads: int, head: int) -> str:
     """The figure's title (``heads.js`` writes the same)."""
     d_model = toy.two_head_example().X.shape[-1]
-    return f"head {head} of {n_heads}, each of width d/h = {d_model // n_heads}"
+    return _(TITLE).format(head=head, n_heads=n_heads, width=d_model // n_heads)
 
 
 def figure(weights: np.ndarray, n_heads: int, head: int) -> go.Figure:
@@ -94,6 +104,7 @@ def spec(seed: int = 0) -> dict[str, Any]:
         "kind": "heads",
         "data": {"inputs": choices, "d_model": d_model, "head_counts": list(HEAD_COUNTS),
                  "seed": seed},
+        "text": TEXT,
     }
 
 
@@ -115,12 +126,12 @@ def multi_head_explorer(
     _check(n_heads, head)
     controls = {  # head first: with one head the head slider has nowhere to go
         "head": w.IntSlider(
-            value=head, min=0, max=n_heads - 1, description="head", continuous_update=True
+            value=head, min=0, max=n_heads - 1, description=_("head"), continuous_update=True
         ),
-        "n_heads": w.Dropdown(options=list(HEAD_COUNTS), value=n_heads, description="heads"),
+        "n_heads": w.Dropdown(options=list(HEAD_COUNTS), value=n_heads, description=_("heads")),
         "projections": w.Dropdown(
-            options=[(label, v) for v, label in PROJECTIONS.items()], value=projections,
-            description="projections",
+            options=[(_(label), v) for v, label in PROJECTIONS.items()], value=projections,
+            description=_("projections"),
         ),
     }
     controls["n_heads"].observe(lambda c: setattr(controls["head"], "max", c["new"] - 1), "value")

@@ -28,16 +28,16 @@
     // "5 17 42" -> {tokens: [5, 17, 42]}, or {message} saying what is wrong with the text.
     function parse(text) {
       var parts = text.split(/[\s,]+/).filter(function (s) { return s.length > 0; });
-      if (!parts.length) return { message: "Type some token ids (whole numbers from 0 to " + maxId + "), separated by spaces." };
+      if (!parts.length) return { message: ui.text("no_tokens", { max: maxId }) };
       if (parts.length > c.seq_len) {
-        return { message: parts.length + " tokens is too many: the model has learned positions for at most " + c.seq_len + "." };
+        return { message: ui.text("too_many", { n: parts.length, seq_len: c.seq_len }) };
       }
       for (var i = 0; i < parts.length; i++) {
         if (!/^\d+$/.test(parts[i])) {
-          return { message: "\u201c" + parts[i] + "\u201d is not a token id: type whole numbers from 0 to " + maxId + ", separated by spaces." };
+          return { message: ui.text("not_id", { part: parts[i], max: maxId }) };
         }
         if (Number(parts[i]) > maxId) {
-          return { message: parts[i] + " is outside the vocabulary: token ids run from 0 to " + maxId + "." };
+          return { message: ui.text("outside", { part: parts[i], max: maxId }) };
         }
       }
       return { tokens: parts.map(Number) };
@@ -105,15 +105,14 @@
         data: [{
           z: r.weights[layer][head], x: labels, y: labels, customdata: guess,
           texttemplate: n <= 12 ? "%{z:.2f}" : "",
-          hovertemplate: "query %{y}<br>key %{x}<br>weight %{z:.3f}" +
-            "<br>model's next token after the query: %{customdata}<extra></extra>",
+          hovertemplate: spec.text.hover, // plotly fills its %{…} fields itself
         }],
         layout: {
           // as explorers.induction.height, and no taller than wide: square cells on a phone too
           height: Math.max(300, Math.min(60 + 40 * n, spec.data.max_height, ui.figure.clientWidth + 60)),
           title: Object.assign({}, ui.template.layout.title, {
-            text: "layer " + layer + ", head " + head + ", trained model<br><sup>trained model: " +
-              "next token predicted right at " + right + " of " + (n - 1) + " positions</sup>",
+            text: ui.text("title", { layer: layer, head: head }) + "<br>" +
+              ui.text("right", { right: right, n: n - 1 }),
           }),
         },
       };

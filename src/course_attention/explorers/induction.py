@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from ..i18n import N_, _
 from .core import Explorer, model_payload, register, tensors_from_payload
 
 __all__ = [
@@ -30,7 +31,19 @@ __all__ = [
 ]
 
 #: The label of the button that draws a new sequence, on the page and in JupyterLab.
-DRAW = "draw a random sequence with a repeat"
+DRAW = N_("draw a random sequence with a repeat")
+#: The messages for typed text the model cannot read (``induction.js`` fills the same).
+NO_TOKENS = N_("Type some token ids (whole numbers from 0 to {max}), separated by spaces.")
+TOO_MANY = N_("{n} tokens is too many: the model has learned positions for at most {seq_len}.")
+NOT_ID = N_("\u201c{part}\u201d is not a token id: type whole numbers from 0 to {max}, separated "
+            "by spaces.")
+OUTSIDE = N_("{part} is outside the vocabulary: token ids run from 0 to {max}.")
+#: The title's first line — a recorded checkpoint, the trained model on the reader's sequence
+#: (the notebook), the trained model (the page); its second line counts the right predictions.
+TITLE_CHECKPOINT = N_("layer {layer}, head {head}, after {steps} steps")
+TITLE_YOURS = N_("layer {layer}, head {head}, trained model (your sequence)")
+TITLE_PAGE = N_("layer {layer}, head {head}, trained model")
+RIGHT = N_("<sup>trained model: next token predicted right at {right} of {n} positions</sup>")
 
 
 def payload(model: Any) -> dict[str, Any]:
@@ -68,22 +81,14 @@ def parse_tokens(text: str, vocab: int, seq_len: int) -> list[int]:
     the same messages in the page)."""
     parts = [p for p in text.replace(",", " ").split() if p]
     if not parts:
-        raise ValueError(
-            f"Type some token ids (whole numbers from 0 to {vocab - 1}), separated by spaces."
-        )
+        raise ValueError(_(NO_TOKENS).format(max=vocab - 1))
     if len(parts) > seq_len:
-        raise ValueError(
-            f"{len(parts)} tokens is too many: the model has learned positions for at most "
-            f"{seq_len}."
-        )
+        raise ValueError(_(TOO_MANY).format(n=len(parts), seq_len=seq_len))
     for p in parts:
         if not (p.isascii() and p.isdigit()):
-            raise ValueError(
-                f"\u201c{p}\u201d is not a token id: type whole numbers from 0 to {vocab - 1}, "
-                "separated by spaces."
-            )
+            raise ValueError(_(NOT_ID).format(part=p, max=vocab - 1))
         if int(p) >= vocab:
-            raise ValueError(f"{p} is outside the vocabulary: token ids run from 0 to {vocab - 1}.")
+            raise ValueError(_(OUTSIDE).format(part=p, max=vocab - 1))
     return [int(p) for p in parts]
 
 
@@ -134,11 +139,12 @@ def figure(run: Any, text: str, layer: int, head: int, checkpoint: int,
     every, right, n = cache[tuple(ids)]
     if ids == run.eval_batch.tokens[0].tolist():
         weights = run.example[checkpoint, layer, head].astype(float)
-        title = f"layer {layer}, head {head}, after {int(run.steps[checkpoint])} steps"
+        title = _(TITLE_CHECKPOINT).format(layer=layer, head=head,
+                                           steps=int(run.steps[checkpoint]))
     else:
         weights = every[layer, head]
-        title = f"layer {layer}, head {head}, trained model (your sequence)"
-    title += f"<br><sup>trained model: next token predicted right at {right} of {n} positions</sup>"
+        title = _(TITLE_YOURS).format(layer=layer, head=head)
+    title += "<br>" + _(RIGHT).format(right=right, n=n)
     fig = viz.attention_heatmap(weights, position_labels(ids), title=title)
     return fig.update_layout(height=height(len(ids)))
 
@@ -166,12 +172,18 @@ def spec(model: Any) -> dict[str, Any]:
         "controls": [
             {"name": "draw", "type": "button", "label": DRAW, "value": None},
         ],
+        "text": {
+            "no_tokens": NO_TOKENS, "too_many": TOO_MANY, "not_id": NOT_ID, "outside": OUTSIDE,
+            "title": TITLE_PAGE, "right": RIGHT,
+            "hover": N_("query %{y}<br>key %{x}<br>weight %{z:.3f}<br>model's next token after "
+                        "the query: %{customdata}<extra></extra>"),
+        },
     }
 
 
 #: Said under the notebook's explorer, of the one control only the notebook has.
-NOTE = ("The training-step slider exists only here: the website's explorer runs the trained "
-        "model alone.")
+NOTE = N_("The training-step slider exists only here: the website's explorer runs the trained "
+          "model alone.")
 
 
 @register
@@ -199,20 +211,20 @@ def induction_explorer(
     n_ckpt, n_layers, n_heads = run.example.shape[:3]  # (checkpoints, layers, heads, seq, seq)
     config = run.model.config
     controls = {
-        "layer": w.Dropdown(options=list(range(n_layers)), value=layer, description="layer"),
-        "head": w.IntSlider(value=head, min=0, max=n_heads - 1, description="head"),
+        "layer": w.Dropdown(options=list(range(n_layers)), value=layer, description=_("layer")),
+        "head": w.IntSlider(value=head, min=0, max=n_heads - 1, description=_("head")),
         "checkpoint": w.SelectionSlider(
             options=[(str(int(s)), i) for i, s in enumerate(run.steps)],
             value=checkpoint % n_ckpt,
-            description="training step",
+            description=_("training step"),
         ),
         "tokens": w.Textarea(value=tokens_text(run.eval_batch.tokens[0]), rows=2,
                              continuous_update=False, layout=w.Layout(width="100%"),
-                             description=f"token ids (0 to {config.vocab - 1}, at most "
-                             f"{config.seq_len})"),  # two rows: all 48 ids in sight
-    }
-    draw = w.Button(description=DRAW, tooltip="a new random sequence in which one segment "
-                    "appears twice", layout=w.Layout(width="auto"))
+                             description=_("token ids (0 to {max}, at most {seq_len})").format(
+                                 max=config.vocab - 1, seq_len=config.seq_len)),
+    }  # two rows: all 48 ids in sight
+    draw = w.Button(description=_(DRAW), tooltip=_("a new random sequence in which one segment "
+                                                   "appears twice"), layout=w.Layout(width="auto"))
     gen = torch.Generator().manual_seed(seed)
     draw.on_click(lambda _: setattr(controls["tokens"], "value", random_sequence(config, gen)))
 

@@ -67,8 +67,7 @@
         layout: {
           dragmode: false,
           title: Object.assign({}, ui.template.layout.title, {
-            text: "query (" + q[0].toFixed(2) + ", " + q[1].toFixed(2) + "), T = " +
-              v.temperature.toFixed(2) + ": value " + value.toFixed(2),
+            text: ui.text("title", { qx: q[0], qy: q[1], temperature: v.temperature, value: value }),
           }),
         },
       };

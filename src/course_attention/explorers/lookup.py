@@ -14,14 +14,20 @@ from typing import Any
 import numpy as np
 
 from .. import toy, viz
-from .core import Explorer, register, slider
+from ..i18n import N_, _
+from .core import Explorer, english, register, slider
 
 __all__ = ["QUERY_RANGE", "title", "figure", "spec", "soft_lookup_explorer"]
 
 #: The query's x and y run over ``[-QUERY_RANGE, QUERY_RANGE]``, the plane the figure shows.
 QUERY_RANGE = viz.LOOKUP_PLANE
 #: Said under the notebook's explorer, of the one control the page has and the notebook cannot.
-NOTE = "On the website you can also drag the query on the plane."
+NOTE = N_("On the website you can also drag the query on the plane.")
+#: The query's sliders, by feature (``toy.WORD_FEATURES``): whole labels, not a template, since
+#: a template "query {feature}" would match any text that starts with "query ".
+SLIDER_LABELS = {"edible": N_("query edible"), "man-made": N_("query man-made")}
+#: The figure's title (``spec["text"]["title"]``: ``lookup.js`` fills it too).
+TITLE = N_("query ({qx:.2f}, {qy:.2f}), T = {temperature:.2f}: value {value:.2f}")
 
 
 def title(qx: float, qy: float, temperature: float, keys: Sequence[str] = viz.LOOKUP_KEYS) -> str:
@@ -31,7 +37,7 @@ def title(qx: float, qy: float, temperature: float, keys: Sequence[str] = viz.LO
     K = toy.word_matrix(list(keys))  # (n_keys, 2)
     weights = numpy_ref.softmax(K @ np.array([qx, qy]), temperature=temperature)
     value = float(weights @ np.array([toy.FRUIT_DICT[k] for k in keys]))
-    return f"query ({qx:.2f}, {qy:.2f}), T = {temperature:.2f}: value {value:.2f}"
+    return _(TITLE).format(qx=qx, qy=qy, temperature=temperature, value=value)
 
 
 def figure(qx: float, qy: float, temperature: float, keys: Sequence[str] = viz.LOOKUP_KEYS) -> Any:
@@ -40,7 +46,7 @@ def figure(qx: float, qy: float, temperature: float, keys: Sequence[str] = viz.L
         if not (np.isfinite(v) and abs(v) <= QUERY_RANGE + 1e-9):
             raise ValueError(f"{name} must lie in −{QUERY_RANGE} … {QUERY_RANGE}; got {v!r}")
     return viz.soft_lookup_figure(np.array([qx, qy]), temperature, keys,
-                                  title=title(qx, qy, temperature, keys))
+                                  title=english(title, qx, qy, temperature, keys))
 
 
 def spec(keys: Sequence[str] = viz.LOOKUP_KEYS) -> dict[str, Any]:
@@ -49,7 +55,8 @@ def spec(keys: Sequence[str] = viz.LOOKUP_KEYS) -> dict[str, Any]:
         "kind": "lookup",
         "data": {"keys": toy.word_matrix(list(keys)), "words": list(keys),
                  "values": [toy.FRUIT_DICT[k] for k in keys], "range": QUERY_RANGE,
-                 "labels": viz.lookup.label_spec(keys)},
+                 "labels": viz.lookup.label_spec(keys, label=_("query"))},
+        "text": {"title": TITLE},
     }
 
 
@@ -69,9 +76,11 @@ def soft_lookup_explorer(
     q = viz.query_direction(angle)
     lim = QUERY_RANGE
     controls = {
-        "qx": slider(f"query {toy.WORD_FEATURES[0]}", round(float(q[0]), 2), -lim, lim, 0.01),
-        "qy": slider(f"query {toy.WORD_FEATURES[1]}", round(float(q[1]), 2), -lim, lim, 0.01),
-        "temperature": slider("temperature", temperature, 0.05, 5.0, 0.05),
+        "qx": slider(_(SLIDER_LABELS.get(toy.WORD_FEATURES[0], "query x")),
+                     round(float(q[0]), 2), -lim, lim, 0.01),
+        "qy": slider(_(SLIDER_LABELS.get(toy.WORD_FEATURES[1], "query y")),
+                     round(float(q[1]), 2), -lim, lim, 0.01),
+        "temperature": slider(_("temperature"), temperature, 0.05, 5.0, 0.05),
     }
 
     def make_figure(qx: float, qy: float, temperature: float) -> Any:

@@ -50,9 +50,10 @@
     }
 
     function title(v) {
-      var name = d.sliding.indexOf(v.kind) >= 0 ? v.kind + " (" + v.window + " keys)" : v.kind;
-      var text = name + " mask, " + v.n_real + " real tokens of " + seq, n = edited();
-      return n ? text + ", " + n + " cell" + (n > 1 ? "s" : "") + " edited" : text;
+      var kind = ui.optionLabel("kind"), n = edited(); // the preset's name, in the page's words
+      var name = d.sliding.indexOf(v.kind) >= 0 ? ui.text("name_sliding", { kind: kind, window: v.window }) : kind;
+      return ui.text(!n ? "title" : n === 1 ? "title_edited_one" : "title_edited",
+                     { name: name, n_real: v.n_real, seq_len: seq, edited: n });
     }
 
     // The query and key menus name the tokens as the axes do; the button says what it will do.
@@ -61,8 +62,8 @@
         var options = ui.controls[name].input.options;
         for (var k = 0; k < options.length; k++) options[k].textContent = labels[k];
       });
-      var verb = mask[v.query][v.key] ? "Block" : "Allow";
-      button.textContent = verb + ": query '" + labels[v.query] + "' sees key '" + labels[v.key] + "'";
+      button.textContent = ui.text(mask[v.query][v.key] ? "block" : "allow",
+                                   { query: labels[v.query], key: labels[v.key] });
     }
 
     // A frame round the chosen cell, on both panels.
@@ -101,7 +102,7 @@
     function update(v, changed) {
       var n = Number(v.n_real), w = Number(v.window);
       if (!(n >= 1 && n <= seq && w >= 1 && w <= seq)) {
-        return { message: "Real tokens and window must each be between 1 and " + seq + "." };
+        return { message: ui.text("bad_sizes", { seq: seq }) };
       }
       // The preset of the controls, then the reader's edits on top: a preset or slider change
       // keeps the edited cells (explorers.mask.edited_mask); "reset" drops them.
@@ -122,7 +123,8 @@
       } // (a menu only moves the frame: the same arrays tell plotly not to recompute them)
       var labels = d.labels[n - 1], narrow = isNarrow(), text = title(v);
       relabel(labels, v);
-      if (narrow) text = text.replace(" mask, ", " mask,<br>");
+      // two lines: the break after the first comma ("causal mask,<br>4 real tokens of 6")
+      if (narrow) text = text.replace(/, |，/, function (comma) { return comma.trim() + "<br>"; });
       var layout = {
         dragmode: false,
         shapes: [frame(v.query, v.key, ""), frame(v.query, v.key, "2")],

@@ -16,6 +16,7 @@ are built here from the package's masks (:func:`course_attention.viz.example_mas
 from __future__ import annotations
 
 from collections.abc import Sequence
+from html import escape
 from typing import Any
 
 import numpy as np
@@ -23,7 +24,8 @@ import plotly.graph_objects as go
 
 from .. import numpy_ref as ref
 from .. import toy, viz
-from .core import Explorer, register
+from ..i18n import N_, _
+from .core import Explorer, english, register
 
 #: The cells the reader set, whatever the preset says, as ``{(query, key): allowed}``.
 Edits = dict[tuple[int, int], bool]
@@ -32,7 +34,20 @@ __all__ = ["PRESETS", "SLIDING", "preset_mask", "edited_mask", "toggle_label", "
            "spec", "mask_explorer"]
 
 #: The labels of the reset button (both places) and the toggle button's verbs.
-RESET = "Reset the cells to the preset"
+RESET = N_("Reset the cells to the preset")
+#: The label of the page's toggle button before it names a cell.
+TOGGLE = N_("Allow or block this cell")
+#: The presets' names, marked for the catalogue (the menu shows them translated).
+PRESET_WORDS = (N_("bidirectional"), N_("causal"), N_("padding"), N_("causal + padding"),
+                N_("sliding window"), N_("sliding window + padding"))
+#: The figure's title (``mask.js`` fills the same templates from ``spec["text"]``).
+NAME_SLIDING = N_("{kind} ({window} keys)")
+TITLE = N_("{name} mask, {n_real} real tokens of {seq_len}")
+TITLE_EDITED_ONE = N_("{name} mask, {n_real} real tokens of {seq_len}, {edited} cell edited")
+TITLE_EDITED = N_("{name} mask, {n_real} real tokens of {seq_len}, {edited} cells edited")
+#: The toggle button — what a press does to the chosen cell.
+BLOCK = N_("Block: query '{query}' sees key '{key}'")
+ALLOW = N_("Allow: query '{query}' sees key '{key}'")
 
 #: The presets of the mask builder (chapter 4's four kinds and two sliding windows).
 SLIDING: tuple[str, ...] = ("sliding window", "sliding window + padding")
@@ -68,11 +83,9 @@ def preset_mask(kind: str, seq_len: int, n_real: int, window: int) -> np.ndarray
 
 def title(kind: str, n_real: int, seq_len: int, window: int, edited: int = 0) -> str:
     """The figure's title; ``mask.js`` writes the same words."""
-    name = f"{kind} ({window} keys)" if kind in SLIDING else kind
-    text = f"{name} mask, {n_real} real tokens of {seq_len}"
-    if edited:
-        text += f", {edited} cell{'s' if edited > 1 else ''} edited"
-    return text
+    name = _(NAME_SLIDING).format(kind=_(kind), window=window) if kind in SLIDING else _(kind)
+    template = TITLE if not edited else TITLE_EDITED_ONE if edited == 1 else TITLE_EDITED
+    return _(template).format(name=name, n_real=n_real, seq_len=seq_len, edited=edited)
 
 
 def edited_mask(preset: np.ndarray, edits: Edits) -> np.ndarray:
@@ -85,8 +98,7 @@ def edited_mask(preset: np.ndarray, edits: Edits) -> np.ndarray:
 
 def toggle_label(mask: np.ndarray, labels: Sequence[str], query: int, key: int) -> str:
     """The toggle button's text: what a press does to the chosen cell (``mask.js`` writes it)."""
-    verb = "Block" if mask[query, key] else "Allow"
-    return f"{verb}: query '{labels[query]}' sees key '{labels[key]}'"
+    return _(BLOCK if mask[query, key] else ALLOW).format(query=labels[query], key=labels[key])
 
 
 def _frame(q: int, k: int, axis: str) -> dict[str, Any]:
@@ -109,7 +121,7 @@ def figure(
     mask = edited_mask(preset, edits or {})
     edited = int((mask != preset).sum())
     fig = viz.mask_figure(kind, n_real, tokens, mask=mask,
-                          title=title(kind, n_real, len(tokens), window, edited))
+                          title=english(title, kind, n_real, len(tokens), window, edited))
     # the words mask.js writes, on one line (viz wraps long titles; the page compares them)
     fig.layout.title.text = title(kind, n_real, len(tokens), window, edited)
     if cell is not None:
@@ -132,10 +144,12 @@ def spec(window: int, tokens: Sequence[str] = viz.MASK_TOKENS) -> dict[str, Any]
         "kind": "mask",
         "data": {"scores": toy.mask_scores(seq), "labels": labels, "sliding": list(SLIDING)},
         "controls": [
-            {"name": "toggle", "type": "button", "label": "Allow or block this cell",
-             "value": None},
+            {"name": "toggle", "type": "button", "label": TOGGLE, "value": None},
             {"name": "reset", "type": "button", "label": RESET, "value": None},
         ],
+        "text": {"name_sliding": NAME_SLIDING, "title": TITLE, "title_edited_one": TITLE_EDITED_ONE,
+                 "title_edited": TITLE_EDITED, "block": BLOCK, "allow": ALLOW,
+                 "bad_sizes": N_("Real tokens and window must each be between 1 and {seq}.")},
     }
 
 
@@ -163,25 +177,26 @@ def mask_explorer(kind: str = "causal + padding", n_real: int = 4, window: int =
                           description=name)
 
     controls = {
-        "kind": w.Dropdown(options=list(PRESETS), value=kind, description="mask"),
-        "n_real": w.IntSlider(value=n_real, min=1, max=seq, description="real tokens",
+        "kind": w.Dropdown(options=[(_(p), p) for p in PRESETS], value=kind,
+                           description=_("mask")),
+        "n_real": w.IntSlider(value=n_real, min=1, max=seq, description=_("real tokens"),
                               continuous_update=True),
-        "window": w.IntSlider(value=window, min=1, max=seq, description="window (sliding presets)",
-                              continuous_update=True),
-        "query": menu("query"),
-        "key": menu("key"),
+        "window": w.IntSlider(value=window, min=1, max=seq,
+                              description=_("window (sliding presets)"), continuous_update=True),
+        "query": menu(_("query")),
+        "key": menu(_("key")),
     }
     edits: Edits = {}
-    toggle = w.Button(description="Allow or block this cell", layout=w.Layout(width="auto"))
-    reset = w.Button(description=RESET, layout=w.Layout(width="auto"))
-    cells = [[w.ToggleButton(value=False, tooltip=f"query {q}, key {k}",
+    toggle = w.Button(description=_(TOGGLE), layout=w.Layout(width="auto"))
+    reset = w.Button(description=_(RESET), layout=w.Layout(width="auto"))
+    cells = [[w.ToggleButton(value=False, tooltip=_("query {q}, key {k}").format(q=q, k=k),
                              layout=w.Layout(width="64px", height="28px"))
               for k in range(seq)] for q in range(seq)]
     heads = [w.Label(layout=w.Layout(width="64px")) for _ in range(seq)]
     sides = [w.Label(layout=w.Layout(width="90px")) for _ in range(seq)]
     grid = w.VBox(
-        [w.HTML("<small>The mask's cells: press one to allow or block it (rows: queries, "
-                "columns: keys).</small>"),
+        [w.HTML("<small>" + escape(_("The mask's cells: press one to allow or block it (rows: "
+                                     "queries, columns: keys).")) + "</small>"),
          w.HBox([w.Label(layout=w.Layout(width="90px")), *heads])]
         + [w.HBox([sides[q], *cells[q]]) for q in range(seq)]
     )

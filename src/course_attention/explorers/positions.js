@@ -42,7 +42,7 @@
     function update(v) {
       var d = Number(v.d_model), base = Number(v.base), position = v.position;
       if (!(position >= 0 && position < seqLen && Number.isInteger(position))) {
-        return { message: "Pick a position from 0 to " + (seqLen - 1) + "." };
+        return { message: ui.text("bad_position", { max: seqLen - 1 }) };
       }
       if (key !== d + "/" + base) {
         table = sinusoidalTable(seqLen, d, base);
@@ -56,7 +56,7 @@
         data: [{ x: range(d), y: pe }, { x: range(seqLen), y: dots }],
         layout: {
           title: Object.assign({}, t.title, {
-            text: "position " + position + ", d_model = " + d + ", base = " + base,
+            text: ui.text("title", { position: position, d_model: d, base: base }),
           }),
           // the dot products lie in [-d/2, d/2]: the axis follows the width
           yaxis2: Object.assign({}, t.yaxis2, { range: [-d / 2 - 1, d / 2 + 1] }),

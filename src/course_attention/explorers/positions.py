@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..i18n import N_, _
 from .core import Explorer, number_options, register
 
 __all__ = ["WIDTHS", "BASES", "positions_live", "positions_explorer"]
@@ -18,13 +19,16 @@ __all__ = ["WIDTHS", "BASES", "positions_live", "positions_explorer"]
 #: The widths and bases both explorers of chapter 10 offer.
 WIDTHS: list[int] = [16, 32, 64, 128]
 BASES: list[float] = [100.0, 1000.0, 10000.0]
+#: The figure's title (``positions.js`` fills it from ``spec["text"]``).
+TITLE = N_("position {position}, d_model = {d_model}, base = {base:g}")
 
 
 def positions_live(seq_len: int) -> dict[str, Any]:
     """The page computes the whole table from ``seq_len``, the width and the base."""
     if not isinstance(seq_len, (int, np.integer)) or seq_len < 1:
         raise ValueError(f"seq_len must be a positive integer; got {seq_len!r}")
-    return {"kind": "positions", "data": {"seq_len": int(seq_len)}}
+    return {"kind": "positions", "data": {"seq_len": int(seq_len)},
+            "text": {"title": TITLE, "bad_position": N_("Pick a position from 0 to {max}.")}}
 
 
 @register
@@ -48,15 +52,16 @@ def positions_explorer(position: int = 5, d_model: int = 32, base: float = 10000
         )
     controls = {
         "position": w.IntSlider(
-            value=position, min=0, max=seq_len - 1, description="position", continuous_update=True
+            value=position, min=0, max=seq_len - 1, description=_("position"),
+            continuous_update=True,
         ),
         "d_model": w.Dropdown(options=WIDTHS, value=d_model, description="d_model"),
-        "base": w.Dropdown(options=number_options(BASES), value=base, description="base"),
+        "base": w.Dropdown(options=number_options(BASES), value=base, description=_("base")),
     }
 
     def make_figure(position: int, d_model: int, base: float) -> Any:
         table = numpy_ref.sinusoidal_positions(seq_len, d_model, base)  # (seq_len, d_model)
-        title = f"position {position}, d_model = {d_model}, base = {base:g}"
+        title = TITLE.format(position=position, d_model=d_model, base=base)  # viz translates
         return viz.position_figure(table, position, title=title)
 
     return Explorer(controls, make_figure, positions_live(seq_len))

@@ -38,9 +38,9 @@
 
     function update(v) {
       var d = Number(v.d), base = Number(v.base), offset = v.offset;
-      if (!vectors[String(d)]) return { message: "No random vectors for d = " + d + "." };
+      if (!vectors[String(d)]) return { message: ui.text("no_vectors", { d: d }) };
       if (!(offset >= 0 && offset <= maxOffset && Number.isInteger(offset))) {
-        return { message: "Pick an offset from 0 to " + maxOffset + "." };
+        return { message: ui.text("bad_offset", { max: maxOffset }) };
       }
       if (key !== d + "/" + base) {
         curves = makeCurves(d, base);
@@ -57,7 +57,7 @@
         ],
         layout: {
           title: Object.assign({}, t.title, {
-            text: "offset " + offset + ", d = " + d + ", base = " + base,
+            text: ui.text("title", { offset: offset, d: d, base: base }),
           }),
           yaxis2: Object.assign({}, t.yaxis2, { range: [-0.6 * d, 1.1 * d] }),
         },

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..i18n import N_, _
 from .core import Explorer, number_options, register
 from .positions import BASES, WIDTHS
 
@@ -18,6 +19,8 @@ __all__ = ["ROPE_SAMPLES", "rope_live", "rope_explorer"]
 
 #: Random vectors averaged in the RoPE figure's mean curve (as :func:`viz.rope_offset_traces`).
 ROPE_SAMPLES = 500
+#: The figure's title (``rope.js`` fills it from ``spec["text"]``).
+TITLE = N_("offset {offset}, d = {d}, base = {base:g}")
 
 
 def rope_live(widths: list[int], max_offset: int) -> dict[str, Any]:
@@ -37,7 +40,9 @@ def rope_live(widths: list[int], max_offset: int) -> dict[str, Any]:
         size = q[:, 0::2] ** 2 + q[:, 1::2] ** 2  # (samples, d/2)
         vectors[str(d)] = {"one": q[0], "mean_size": size.mean(axis=0)}
     return {"kind": "rope", "scripts": ["positions"],
-            "data": {"max_offset": int(max_offset), "vectors": vectors}}
+            "data": {"max_offset": int(max_offset), "vectors": vectors},
+            "text": {"title": TITLE, "no_vectors": N_("No random vectors for d = {d}."),
+                     "bad_offset": N_("Pick an offset from 0 to {max}.")}}
 
 
 @register
@@ -61,15 +66,15 @@ def rope_explorer(offset: int = 8, d: int = 64, base: float = 10000.0) -> Explor
         )
     controls = {
         "offset": w.IntSlider(
-            value=offset, min=0, max=max_offset, description="offset m − n",
+            value=offset, min=0, max=max_offset, description=_("offset m − n"),
             continuous_update=True,
         ),
-        "d": w.Dropdown(options=WIDTHS, value=d, description="d (features)"),
-        "base": w.Dropdown(options=number_options(BASES), value=base, description="base"),
+        "d": w.Dropdown(options=WIDTHS, value=d, description=_("d (features)")),
+        "base": w.Dropdown(options=number_options(BASES), value=base, description=_("base")),
     }
 
     def make_figure(offset: int, d: int, base: float) -> Any:
-        title = f"offset {offset}, d = {d}, base = {base:g}"
+        title = _(TITLE).format(offset=offset, d=d, base=base)
         return viz.rope_offset_figure(offset, d, base, max_offset, title=title)
 
     return Explorer(controls, make_figure, rope_live(WIDTHS, max_offset))

@@ -52,10 +52,10 @@
       v = ui.values();
       var dk = v.d_k, draw = v.draw;
       if (!(Number.isInteger(dk) && dk >= 1 && dk <= d.max_width)) {
-        return { message: "d_k must be a whole number from 1 to " + d.max_width + "." };
+        return { message: ui.text("bad_d_k", { max: d.max_width }) };
       }
       if (!(Number.isInteger(draw) && draw >= 0 && draw <= lastDraw)) {
-        return { message: "The draw must be a whole number from 0 to " + lastDraw + "." };
+        return { message: ui.text("bad_draw", { max: lastDraw }) };
       }
       if (!drawn || drawn.draw !== draw) {
         drawn = queryAndKeys(draw, d.seq_k, d.max_width);
@@ -67,12 +67,11 @@
       var scores = drawn.keys.map(function (k) { return M.dot(k.slice(0, dk), q); });
       if (v.scaled) scores = scores.map(function (s) { return s / Math.sqrt(dk); });
       var weights = M.softmax(scores);
-      var how = v.scaled ? "softmax(q·k / √d_k)" : "softmax(q·k)";
       return {
         data: [{ y: weights, text: weights.map(function (w) { return w.toFixed(2); }) }],
         layout: {
           title: Object.assign({}, ui.template.layout.title, {
-            text: how + ", d_k = " + dk + ", draw " + draw,
+            text: ui.text(v.scaled ? "title_scaled" : "title_unscaled", { d_k: dk, draw: draw }),
           }),
         },
       };

@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 
 from .. import numpy_ref as ref
-from .core import Explorer, register
+from ..i18n import N_, _
+from .core import Explorer, english, register
 
 __all__ = [
     "MAX_WIDTH",
@@ -46,7 +47,13 @@ MAX_WIDTH = 1024
 N_DRAWS = 1000
 
 #: The label of the button that moves to the next draw, on the page and in JupyterLab.
-RESAMPLE = "new query and keys"
+RESAMPLE = N_("new query and keys")
+#: The figure's title, scaled and not (``spec["text"]``: ``scaling.js`` fills them too).
+TITLE_SCALED = N_("softmax(q·k / √d_k), d_k = {d_k}, draw {draw}")
+TITLE_UNSCALED = N_("softmax(q·k), d_k = {d_k}, draw {draw}")
+#: The page's messages for a value out of range.
+BAD_D_K = N_("d_k must be a whole number from 1 to {max}.")
+BAD_DRAW = N_("The draw must be a whole number from 0 to {max}.")
 
 _STEP = 0x6D2B79F5  # mulberry32's increment (odd: the states visit every 32-bit number)
 _MASK = 0xFFFFFFFF
@@ -110,8 +117,7 @@ def draw_weights(d_k: int, scaled: bool = True, draw: int = 0, seq_k: int = 8) -
 
 def title(d_k: int, scaled: bool, draw: int) -> str:
     """The figure's title (short enough for a phone); ``scaling.js`` writes the same one."""
-    how = "softmax(q·k / √d_k)" if scaled else "softmax(q·k)"
-    return f"{how}, d_k = {d_k}, draw {draw}"
+    return _(TITLE_SCALED if scaled else TITLE_UNSCALED).format(d_k=d_k, draw=draw)
 
 
 def check_arguments(d_k: int, scaled: bool, draw: int, seq_k: int) -> None:
@@ -140,7 +146,9 @@ def spec(controls: dict[str, Any], seq_k: int) -> dict[str, Any]:
         {"name": "resample", "type": "button", "label": RESAMPLE},
     ]
     return {"kind": "scaling", "data": {"seq_k": seq_k, "max_width": MAX_WIDTH},
-            "omit": ["draw"], "controls": page}
+            "omit": ["draw"], "controls": page,
+            "text": {"title_scaled": TITLE_SCALED, "title_unscaled": TITLE_UNSCALED,
+                     "bad_d_k": BAD_D_K, "bad_draw": BAD_DRAW}}
 
 
 #: The labels of the buttons that halve and double ``d_k``, on the page and in JupyterLab.
@@ -154,9 +162,12 @@ def buttons(controls: dict[str, Any]) -> dict[str, Any]:
 
     d_k, draw = controls["d_k"], controls["draw"]
     out = {
-        "halve": w.Button(description=HALVE, tooltip="d_k halved (rounded down, at least 1)"),
-        "double": w.Button(description=DOUBLE, tooltip=f"d_k doubled (at most {MAX_WIDTH})"),
-        "resample": w.Button(description=RESAMPLE, tooltip="the next draw of query and keys"),
+        "halve": w.Button(description=HALVE,
+                          tooltip=_("d_k halved (rounded down, at least 1)")),
+        "double": w.Button(description=DOUBLE,
+                           tooltip=_("d_k doubled (at most {max})").format(max=MAX_WIDTH)),
+        "resample": w.Button(description=_(RESAMPLE),
+                             tooltip=_("the next draw of query and keys")),
     }
     out["halve"].on_click(lambda _: setattr(d_k, "value", max(1, d_k.value // 2)))
     out["double"].on_click(lambda _: setattr(d_k, "value", min(MAX_WIDTH, d_k.value * 2)))
@@ -183,14 +194,14 @@ def scaling_explorer(
 
     check_arguments(d_k, scaled, draw, seq_k)
     controls = {  # the checkbox first: at d_k = 1 scaling changes nothing (√1 = 1)
-        "scaled": w.Checkbox(value=scaled, description="divide the scores by √d_k"),
+        "scaled": w.Checkbox(value=scaled, description=_("divide the scores by √d_k")),
         "d_k": w.IntSlider(value=d_k, min=1, max=MAX_WIDTH, description="d_k"),
         "draw": w.IntSlider(value=draw, min=0, max=N_DRAWS - 1,
-                            description="draw (random query and keys)"),
+                            description=_("draw (random query and keys)")),
     }
 
     def make_figure(d_k: int, scaled: bool, draw: int) -> Any:
         weights = draw_weights(d_k, scaled, draw, seq_k)  # (seq_k,)
-        return viz.scaling_bars_figure(weights, title(d_k, scaled, draw))
+        return viz.scaling_bars_figure(weights, english(title, d_k, scaled, draw))
 
     return Explorer(controls, make_figure, spec(controls, seq_k), buttons=buttons(controls))

@@ -24,18 +24,22 @@
     // The slider shows a number; say which token it is (on screen and to a screen reader).
     function nameQuery(position, token) {
       var control = ui.controls.query, readout = control.element.querySelector(".ca-readout");
-      if (readout) readout.textContent = position + ": " + token;
-      control.input.setAttribute("aria-valuetext", "position " + position + ", '" + token + "'");
+      var words = { position: position, token: token };
+      if (readout) readout.textContent = position + ": " + token; // no words: no template
+      control.input.setAttribute("aria-valuetext", ui.text("valuetext", words));
     }
 
     function update(v) {
       var s = d.sentences[v.ending];
-      if (!s) return { message: "Pick an ending: " + Object.keys(d.sentences).join(" or ") + "." };
+      if (!s) {
+        var names = Object.keys(d.sentences);
+        return { message: ui.text("bad_ending", { endings: names.join(", ") }) };
+      }
       var n = s.tokens.length, q = v.query;
       if (!(Number.isInteger(q) && q >= 0 && q < n)) {
-        return { message: "The query position must be a whole number from 0 to " + (n - 1) + "." };
+        return { message: ui.text("bad_query", { max: n - 1 }) };
       }
-      if (!isFinite(v.context)) return { message: "The context must be a number." };
+      if (!isFinite(v.context)) return { message: ui.text("bad_context") };
 
       var X = tokenVectors(s.X, v.context);                 // (seq, d_model)
       var Q = M.matmul(X, d.W_q), K = M.matmul(X, d.W_k);   // (seq, d_k)
@@ -48,8 +52,6 @@
         lo = Math.min(lo, w);
         hi = Math.max(hi, w);
       });
-      var where = hi - lo < d.flat ? "the same weight on every token"
-        : "largest weight on '" + s.tokens[best] + "'";
       nameQuery(q, s.tokens[q]);
       // On a narrow screen (a phone) the title takes two lines and the plot moves down for it.
       var narrow = ui.figure.clientWidth < 560, margin = ui.template.layout.margin || {};
@@ -62,7 +64,8 @@
         }],
         layout: {
           title: Object.assign({}, ui.template.layout.title, {
-            text: "query '" + s.tokens[q] + "' (too " + v.ending + "):" + (narrow ? "<br>" : " ") + where,
+            text: ui.text((hi - lo < d.flat ? "title_flat" : "title") + (narrow ? "_narrow" : ""),
+                          { token: s.tokens[q], ending: v.ending, best: s.tokens[best] }),
           }),
           margin: Object.assign({}, margin, { t: narrow ? margin.t + 20 : margin.t }),
           height: ui.template.layout.height + (narrow ? 20 : 0),

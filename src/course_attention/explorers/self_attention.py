@@ -19,7 +19,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .. import numpy_ref, toy, viz
-from .core import Explorer, register, slider
+from ..i18n import N_, _
+from .core import Explorer, english, register, slider
 
 __all__ = ["CONTEXT_RANGE", "query_row", "title", "figure", "spec", "self_attention_explorer"]
 
@@ -27,6 +28,21 @@ __all__ = ["CONTEXT_RANGE", "query_row", "title", "figure", "spec", "self_attent
 CONTEXT_RANGE: tuple[float, float, float] = (0.0, 2.0, 0.1)
 #: A row whose weights differ by less than this is drawn as flat (every token the same weight).
 FLAT = 1e-12
+#: The figure's title, its two halves a line each on a phone (``spec["text"]``:
+#: ``self_attention.js`` fills them too): where the weight goes, flat or not.
+TITLE_FLAT = N_("query '{token}' (too {ending}): the same weight on every token")
+TITLE_FLAT_NARROW = N_("query '{token}' (too {ending}):<br>the same weight on every token")
+TITLE = N_("query '{token}' (too {ending}): largest weight on '{best}'")
+TITLE_NARROW = N_("query '{token}' (too {ending}):<br>largest weight on '{best}'")
+#: The page's words — its messages for bad input, the query slider's readout.
+TEXT = {
+    "title_flat": TITLE_FLAT, "title_flat_narrow": TITLE_FLAT_NARROW,
+    "title": TITLE, "title_narrow": TITLE_NARROW,
+    "bad_ending": N_("Pick an ending: {endings}."),
+    "bad_query": N_("The query position must be a whole number from 0 to {max}."),
+    "bad_context": N_("The context must be a number."),
+    "valuetext": N_("position {position}, '{token}'"),
+}
 
 
 def _check(ending: str, query: int, context: float) -> toy.ItSentence:
@@ -52,17 +68,18 @@ def title(ending: str, query: int, row: np.ndarray) -> str:
     """The figure's title: the query token and where its weight goes (``self_attention.js``
     writes the same)."""
     tokens = toy.it_sentence(ending).tokens
-    head = f"query '{tokens[query]}' (too {ending}): "
     if row.max() - row.min() < FLAT:
-        return head + "the same weight on every token"
-    return head + f"largest weight on '{tokens[int(row.argmax())]}'"
+        return _(TITLE_FLAT).format(token=tokens[query], ending=ending)
+    return _(TITLE).format(token=tokens[query], ending=ending,
+                           best=tokens[int(row.argmax())])
 
 
 def figure(ending: str, query: int, context: float) -> go.Figure:
     """The explorer's figure: :func:`course_attention.viz.query_row_figure` of the query's row."""
     s = _check(ending, query, context)
     _, weights = numpy_ref.scaled_dot_product_attention(s.X @ s.W_q, s.X @ s.W_k, s.X @ s.W_v)
-    return viz.query_row_figure(weights, s.tokens, query, title(ending, query, weights[query]))
+    return viz.query_row_figure(weights, s.tokens, query,
+                                  english(title, ending, query, weights[query]))
 
 
 def spec() -> dict[str, Any]:
@@ -83,6 +100,7 @@ def spec() -> dict[str, Any]:
             "colors": {"key": viz.PALETTE[0], "query": viz.PALETTE[1]},
             "flat": FLAT,
         },
+        "text": TEXT,
     }
 
 
@@ -104,10 +122,13 @@ def self_attention_explorer(
     if not 0 <= query < seq:
         raise ValueError(f"query must be a position in 0 … {seq - 1}; got {query}")
     controls = {
-        "ending": w.Dropdown(options=list(toy.IT_ENDINGS), value=ending, description="too …"),
-        "context": slider("context in 'it'", context, *CONTEXT_RANGE),
+        # the endings are words of the (English) sentence: they stay as they are
+        "ending": w.Dropdown(options=list(toy.IT_ENDINGS), value=ending,
+                             description=_("too …")),
+        "context": slider(_("context in 'it'"), context, *CONTEXT_RANGE),
         "query": w.IntSlider(
-            value=query, min=0, max=seq - 1, description="query position", continuous_update=True
+            value=query, min=0, max=seq - 1, description=_("query position"),
+            continuous_update=True,
         ),
     }
     return Explorer(controls, figure, spec())

@@ -94,9 +94,9 @@
     function update(v) {
       var T = v.seq_len, B = Number(v.block_size);
       if (!(Number.isInteger(T) && T >= 1 && 3 * T * d <= normals.length)) {
-        return { message: "Pick a sequence length from 1 to " + normals.length / (3 * d) + "." };
+        return { message: ui.text("bad_length", { max: normals.length / (3 * d) }) };
       }
-      if (!(Number.isInteger(B) && B >= 1)) return { message: "Pick a block size." };
+      if (!(Number.isInteger(B) && B >= 1)) return { message: ui.text("bad_block") };
       var r = run(T, B), nTiles = r.steps.length;
       var step = Math.max(1, roundHalfEven(v.progress / 100 * nTiles)); // 1-based, as the title
       var s = Math.min(step, nTiles) - 1;
@@ -110,7 +110,7 @@
         ],
         layout: {
           title: Object.assign({}, t.title, {
-            text: "T = " + T + ", block " + B + ": tile " + step + " of " + nTiles,
+            text: ui.text("title", { seq_len: T, block: B, step: step, n_tiles: nTiles }),
           }),
           xaxis: Object.assign({}, t.xaxis, { dtick: tick }),
           yaxis: Object.assign({}, t.yaxis, { dtick: tick }),

@@ -11,9 +11,13 @@ from typing import Any
 
 import numpy as np
 
+from ..i18n import N_, _
 from .core import Explorer, register
 
 __all__ = ["tiling_live", "tiling_explorer"]
+
+#: The figure's title (``tiling.js`` fills it from ``spec["text"]``).
+TITLE = N_("T = {seq_len}, block {block}: tile {step} of {n_tiles}")
 
 
 def tiling_live(seq_lens: list[int], d: int = 4, seed: int = 0) -> dict[str, Any]:
@@ -30,7 +34,10 @@ def tiling_live(seq_lens: list[int], d: int = 4, seed: int = 0) -> dict[str, Any
         drawn = np.concatenate([rng.standard_normal((T, d)).ravel() for _ in range(3)])
         if not np.array_equal(drawn, normals[: 3 * T * d]):
             raise ValueError(f"numpy's stream of normals changed: T={T} draws differ")
-    return {"kind": "tiling", "data": {"d": d, "normals": normals}}
+    return {"kind": "tiling", "data": {"d": d, "normals": normals},
+            "text": {"title": TITLE,
+                     "bad_length": N_("Pick a sequence length from 1 to {max}."),
+                     "bad_block": N_("Pick a block size.")}}
 
 
 @register
@@ -48,12 +55,12 @@ def tiling_explorer(seq_len: int = 16, block_size: int = 4, progress: float = 25
 
     controls = {
         "seq_len": w.IntSlider(
-            value=seq_len, min=8, max=32, step=4, description="sequence length T",
+            value=seq_len, min=8, max=32, step=4, description=_("sequence length T"),
             continuous_update=False, style={"description_width": "initial"},
         ),
-        "block_size": w.Dropdown(options=[2, 3, 4, 8], value=block_size, description="block"),
+        "block_size": w.Dropdown(options=[2, 3, 4, 8], value=block_size, description=_("block")),
         "progress": w.FloatSlider(
-            value=progress, min=0.0, max=100.0, step=1.0, description="tiles done (%)",
+            value=progress, min=0.0, max=100.0, step=1.0, description=_("tiles done (%)"),
             continuous_update=True, readout_format=".0f", style={"description_width": "initial"},
         ),
     }
@@ -62,8 +69,8 @@ def tiling_explorer(seq_len: int = 16, block_size: int = 4, progress: float = 25
         n_tiles = (-(-seq_len // block_size)) ** 2
         step = max(1, round(progress / 100 * n_tiles))
         return viz.tiling_figure(
-            seq_len, block_size, step, title=f"T = {seq_len}, block {block_size}: tile {step} of "
-            f"{n_tiles}"
+            seq_len, block_size, step,
+            title=_(TITLE).format(seq_len=seq_len, block=block_size, step=step, n_tiles=n_tiles),
         )
 
     T = controls["seq_len"]

@@ -17,6 +17,7 @@ checker messages, translating what English produced gives what Chinese produces
 from __future__ import annotations
 
 import ast
+import html
 import re
 import string
 from typing import Any
@@ -25,32 +26,78 @@ __all__ = ["TEXT_KEYS", "Translator", "translator", "translate_output"]
 
 #: The keys of a plotly figure or an explorer spec whose string values are words to translate
 #: (a key's whole value: a string, a list of strings, or a dict of strings, as ``"text"`` is in
-#: an explorer spec). Other strings (trace types, colours, data) are left alone.
+#: an explorer spec). Other strings (trace types, colours, data) are left alone, and so is the
+#: ``name`` of an animation frame (its slider steps find it by that name).
 TEXT_KEYS = frozenset({"text", "title", "name", "hovertemplate", "texttemplate", "ticktext",
-                       "label", "description", "placeholder", "legendgrouptitle"})
+                       "label", "description", "placeholder", "legendgrouptitle", "prefix"})
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 _EXPLORER_PREFIX = "application/vnd.course-attention"
 _FIELD = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)(?:![rsa])?(?::[^{}]*)?\}")
 _WORDS = re.compile(r"[A-Za-z]")
+_ENGLISH_WORD = re.compile(r"[A-Za-z]{2,}")
+_TAG = re.compile(r"(<[^>]*>)")
+_NAMED = re.compile(r"(\b\w+ = )([^,=\n]+?)(?=, |\.?$)")
+_MARKUP = re.compile(r"<[^>]*>|%\{[^}]*\}")  # tags and plotly's %{x}: not words
 
 
 class _Template:
     def __init__(self, english: str, chinese: str) -> None:
         self.chinese = chinese
         pattern, names, literal = [], [], []
+        # a field spans lines only where its template does ("{what}\n  Hint: {hint}"): a one-line
+        # template's field must not swallow the next lines of a message
+        field = ".+?" if "\n" in english else "[^\n]+?"
+        if "<br>" not in english:  # nor a figure's line break (a wrapped title, a hover's lines)
+            field = field.replace(".", "(?:(?!<br>).)").replace("[^\n]", "(?:(?!<br>)[^\n])")
+        self.order: list[str] = []  # the fields in the order they appear (a name may repeat)
+        self.literals: list[str] = [""]  # the text around them: len(order) + 1 pieces
         for text, name, _spec, _conv in string.Formatter().parse(english):
             pattern.append(re.escape(text))
             literal.append(text)
+            self.literals[-1] += text
             if name is None:
                 continue
+            self.order.append(name)
+            self.literals.append("")
             if name in names:
                 pattern.append(f"(?P={name})")
             else:
-                pattern.append(f"(?P<{name}>.+?)")
+                pattern.append(f"(?P<{name}>{field})")
                 names.append(name)
+        self.field = re.compile(field, re.DOTALL)
         self.regex = re.compile("".join(pattern), re.DOTALL)
         self.anchor = max(literal, key=len)  # a quick test before the regex
         self.weight = sum(map(len, literal))
+
+    def splits(self, text: str, limit: int = 64) -> list[dict[str, str]]:
+        """The ways ``text`` is this template with its fields filled, the shortest first fields
+        first (at most ``limit``): ``"Hint for {title}: {hint}"`` splits ``"Hint for GQA: repeat
+        heads: …"`` after ``GQA`` and after ``heads``."""
+        lits, order, found = self.literals, self.order, []
+        end = len(text) - len(lits[-1])
+        if not (text.startswith(lits[0]) and text.endswith(lits[-1]) and end >= len(lits[0])):
+            return found
+
+        def fits(name: str, value: str, values: dict[str, str]) -> bool:
+            return (bool(value) and self.field.fullmatch(value) is not None
+                    and values.get(name, value) == value)
+
+        def walk(i: int, pos: int, values: dict[str, str]) -> None:
+            if len(found) >= limit:
+                return
+            if i == len(order) - 1:
+                if fits(order[i], text[pos:end], values):
+                    found.append({**values, order[i]: text[pos:end]})
+                return
+            nxt = lits[i + 1]
+            j = text.find(nxt, pos + 1) if nxt else pos + 1
+            while 0 <= j <= end and len(found) < limit:
+                if fits(order[i], text[pos:j], values):
+                    walk(i + 1, j + len(nxt), {**values, order[i]: text[pos:j]})
+                j = text.find(nxt, j + 1) if nxt else j + 1
+
+        walk(0, len(lits[0]), {})
+        return found
 
     def fill(self, values: dict[str, str]) -> str:
         def one(m: re.Match[str]) -> str:
@@ -97,7 +144,11 @@ class Translator:
         if done is None and "\n" in text:
             done = "\n".join(self.text(line, depth + 1) for line in text.split("\n"))
         if done is None and "<br>" in text:
-            done = "<br>".join(self.text(part, depth + 1) for part in text.split("<br>"))
+            done = self._br_parts(text.split("<br>"), depth)
+        if done is None and "<" in text and _TAG.search(text):  # the words between tags
+            parts = _TAG.split(text)
+            done = "".join(part if k % 2 else self.text(part, depth + 1)
+                           for k, part in enumerate(parts))
         if done is None:
             stripped = text.strip()
             if stripped and stripped != text:
@@ -105,18 +156,54 @@ class Translator:
                 if inner != stripped:
                     start = text.index(stripped)
                     done = text[:start] + inner + text[start + len(stripped):]
+        if done is None and " = " in text:  # the checker's inputs: "attn = an attention sublayer"
+            swapped = _NAMED.sub(lambda m: m[1] + self.exact.get(m[2], m[2]), text)
+            done = swapped if swapped != text else None
         self._cache[text] = text if done is None else done
         return self._cache[text]
 
     def _template(self, text: str, depth: int) -> str | None:
+        """The text filled into the Chinese of the entry it was made from. Of the entries and
+        the ways to split the text into their fields, the one that leaves the fewest fields
+        untranslated; on a tie, the most specific entry and the shortest first fields."""
+        best: tuple[int, str] | None = None
         for t in self.templates:
-            if t.anchor not in text:
+            if t.anchor not in text or t.regex.fullmatch(text) is None:
                 continue
-            m = t.regex.fullmatch(text)
-            if m is not None:
-                values = {k: self.text(v, depth + 1) for k, v in m.groupdict().items()}
-                return t.fill(values)
-        return None
+            for values in t.splits(text):
+                done = {k: self.text(v, depth + 1) for k, v in values.items()}
+                left = sum(1 for k, v in values.items()
+                           if done[k] == v and _ENGLISH_WORD.search(_MARKUP.sub(" ", v)))
+                if best is None or left < best[0]:
+                    best = (left, t.fill(done))
+                if left == 0:
+                    return best[1]
+        return None if best is None else best[1]
+
+    def _br_parts(self, parts: list[str], depth: int) -> str:
+        """``<br>``-separated parts, each translated; consecutive parts that a figure's title
+        wrap broke (:func:`course_attention.viz.wrap_title`: one line of words wrapped at one of
+        its widths) are joined again and translated as one line, when the parts alone are not.
+        Of the ways to group them: the fewest English words left, then the most groups."""
+        def wrapped(group: list[str]) -> bool:
+            line = " ".join(group)
+            return "<" not in line and any(_wrap(line, w) == group for w in WRAP_WIDTHS)
+
+        best: list[tuple[int, int, list[str]]] = [(0, 0, [])] * (len(parts) + 1)
+        for i in range(len(parts) - 1, -1, -1):
+            options = []
+            for j in range(i + 1, len(parts) + 1):
+                if j > i + 1 and not wrapped(parts[i:j]):
+                    continue
+                line = " ".join(parts[i:j])
+                done = self.text(line, depth + 1)
+                if j > i + 1 and done == line:
+                    continue
+                left = len(_ENGLISH_WORD.findall(_MARKUP.sub(" ", done)))
+                rest = best[j]
+                options.append((left + rest[0], rest[1] - 1, [done, *rest[2]]))
+            best[i] = min(options, key=lambda o: (o[0], o[1]))
+        return "<br>".join(best[0][2])
 
     def words(self, value: Any) -> Any:
         """A string, or the strings of a list or dict, translated."""
@@ -134,8 +221,32 @@ class Translator:
             return [self.json(v) for v in value]
         if isinstance(value, dict):
             return {k: (self.words(v) if k in TEXT_KEYS and not _is_figure_part(v)
-                        else self.json(v)) for k, v in value.items()}
+                        else self._frames(v) if k == "frames" else self.json(v))
+                    for k, v in value.items()}
         return value
+
+    def _frames(self, frames: Any) -> Any:
+        if not isinstance(frames, list):
+            return self.json(frames)
+        return [{k: v if k == "name" else self.json(v) for k, v in f.items()}
+                if isinstance(f, dict) else self.json(f) for f in frames]
+
+
+#: The widths (characters) at which :func:`course_attention.viz.wrap_title` wraps a figure's
+#: title, a panel's and an axis's (``TITLE_CHARS``, ``PANEL_CHARS``, ``AXIS_CHARS``; a test
+#: checks they agree).
+WRAP_WIDTHS = (34, 10, 36)
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    """``text``'s words in lines of at most ``width`` characters, as ``viz.wrap_title`` does."""
+    lines: list[str] = []
+    for word in text.split(" "):
+        if lines and len(html.unescape(lines[-1] + " " + word)) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
 
 
 def _is_figure_part(value: Any) -> bool:

@@ -71,8 +71,9 @@ def package_strings(package: Path = PACKAGE) -> list[tuple[str, str]]:
 
 
 def chapter_strings(root: Path = ROOT) -> list[tuple[str, str]]:
-    """(text, ``chapters/<name>:<cell>``) of the figure titles the chapters' code passes, and of
-    the texts it glues into the prose through ``_()`` (``from course_attention.i18n import _``)."""
+    """(text, ``chapters/<name>:<cell>``) of the figure titles the chapters' code passes, of the
+    names of runs it passes to ``viz`` (strings with a space: ``"GPT, validation"``), and of the
+    texts it glues into the prose through ``_()`` (``from course_attention.i18n import _``)."""
     found = []
     for path in sorted((root / "chapters").glob("*.ipynb")):
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
@@ -89,8 +90,24 @@ def chapter_strings(root: Path = ROOT) -> list[tuple[str, str]]:
                         and isinstance(node.value, ast.Constant)
                         and isinstance(node.value.value, str) and node.value.value.strip()):
                     texts.append(node.value.value)
+                elif _is_figure_call(node):  # names of runs and baselines: legend text
+                    args = [*node.args, *(k.value for k in node.keywords
+                                          if k.arg not in _DATA_KEYWORDS | CHAPTER_KEYWORDS)]
+                    texts += [c.value for a in args for c in ast.walk(a)
+                              if isinstance(c, ast.Constant) and isinstance(c.value, str)
+                              and " " in c.value.strip()]
             found += [(text, f"chapters/{path.stem}:{k}") for text in texts]
     return found
+
+
+#: Keyword arguments of the figure functions that hold data, not words.
+_DATA_KEYWORDS = {"query", "reference", "kind", "key", "keys", "tokens", "text", "digits"}
+
+
+def _is_figure_call(node: ast.AST) -> bool:
+    """A call ``viz.<function>(…)`` in a chapter's code."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name) and node.func.value.id == "viz")
 
 
 def _by_catalogue(root: Path = ROOT) -> dict[str, list[tuple[str, str]]]:

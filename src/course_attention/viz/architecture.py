@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import plotly.graph_objects as go
 
 from ..i18n import N_, _
-from .core import PALETTE, _layout
+from .core import PALETTE, _layout, _shown
 
 if TYPE_CHECKING:  # the figures import torch only when they are drawn: viz stays light
     from ..architecture import Node, Trace
@@ -209,25 +209,32 @@ def _frames(
     return frames
 
 
+#: A box's note (:class:`course_attention.architecture.Node`), marked for the catalogue.
+_NOTES = (N_("causal mask"),)
+
+
 def _hover(n: Node) -> str:
+    """A box's hover: one line each (the module's names, shapes and paths stay as they are)."""
     if n.kind == "add":
-        head = f"<b>+</b> in {n.path.rsplit('.', 1)[0]}" if "." in n.path else "<b>+</b>"
-        lines = [head, f"sum {_shape_text(n.shape)}",
+        head = (_("<b>+</b> in {path}").format(path=n.path.rsplit(".", 1)[0]) if "." in n.path
+                else "<b>+</b>")
+        lines = [head, _("sum {shape}").format(shape=_shape_text(n.shape)),
                  *[f"{name}: {_shape_text(s)}" for name, s in n.inputs]]
     elif n.kind in ("input", "output"):
         lines = [f"<b>{n.path}</b>" + (f" ({n.cls})" if n.kind == "input" else ""),
-                 f"shape {_shape_text(n.shape)}"]
+                 _("shape {shape}").format(shape=_shape_text(n.shape))]
     else:
-        lines = [f"<b>{n.path or n.cls}</b>", n.cls, f"output {_shape_text(n.shape)}",
+        lines = [f"<b>{n.path or n.cls}</b>", n.cls,
+                 _("output {shape}").format(shape=_shape_text(n.shape)),
                  *[f"{name} {_shape_text(s)}" for name, s in n.inputs]]
         if n.note:
-            lines.append(n.note)
-        lines.append(f"{n.parameters:,} parameters")
+            lines.append(_shown(n.note))
+        lines.append(_("{count} parameters").format(count=f"{n.parameters:,}"))
     if n.repeat > 1:
-        lines.append(f"× {n.repeat}, the same in " + ", ".join(n.also))
+        lines.append(_("× {n}, the same in {paths}").format(n=n.repeat, paths=", ".join(n.also)))
     if n.chapter:
-        lines.append("built in " + _chapter_name(n.chapter))
-    lines += ["uses " + _chapter_name(c) for c in n.related]
+        lines.append(_("built in {chapter}").format(chapter=_chapter_name(n.chapter)))
+    lines += [_("uses {chapter}").format(chapter=_chapter_name(c)) for c in n.related]
     return "<br>".join(lines)
 
 
@@ -395,7 +402,7 @@ def architecture_figure(trace: Trace, title: str | None = None) -> go.Figure:
     d = _Drawing()
     y = _draw(d, trace, 0.0)
     y = _key(d, _chapters([trace]), y)
-    return _figure(d, y, _(title) if title else title)
+    return _figure(d, y, title)  # _layout translates it
 
 
 def course_map_figure(
@@ -417,4 +424,4 @@ def course_map_figure(
                font=dict(size=13, color="#222222"))
         y = _draw(d, tr, y + 2 * _LINE_H)
     y = _key(d, _chapters([tr for _, tr in traces]), y)
-    return _figure(d, y, _(title) if title else title)
+    return _figure(d, y, title)  # _layout translates it

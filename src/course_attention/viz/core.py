@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -15,6 +16,8 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio  # plotly's renderers: imported with the chapter, not at its first figure
 from numpy.typing import ArrayLike
+
+from ..i18n import _, language
 
 __all__ = [
     "unique_labels",
@@ -82,14 +85,22 @@ def wrap_title(title: str | None, width: int = TITLE_CHARS) -> str | None:
     """``title`` with ``<br>`` between words so that no line is longer than ``width`` characters.
 
     Each ``<br>``-separated line of plain text is wrapped on its own; a line with markup
-    (``<sup>`` …) is left as it is (it is the explorers' words: the live pages compare them).
+    (``<sup>`` …) is left as it is (it is the explorers' words: the live pages compare them),
+    and so is a line in Chinese (its breaks are the translation's own ``<br>``; the Chinese
+    book re-joins the English lines this wrap broke and translates them as one,
+    :class:`course_attention.i18n.outputs.Translator`).
     """
     if title is None:
         return None
     out: list[str] = []
     for line in re.split(r"<br\s*/?>", title):
-        out.extend([line] if "<" in line else _wrap(line, width))
+        out.extend([line] if "<" in line or _wide(line) else _wrap(line, width))
     return "<br>".join(out)
+
+
+def _wide(line: str) -> bool:
+    """Whether ``line`` holds a wide (Chinese) character."""
+    return any(unicodedata.east_asian_width(c) in "WF" for c in line)
 
 
 #: Characters of one line of a panel's title and of an axis title that fit a 375 px phone screen.
@@ -97,22 +108,49 @@ PANEL_CHARS = 10
 AXIS_CHARS = 36
 
 
+#: The lines of the English of each panel title shown in another language — the figure keeps
+#: the English layout (its margins), since the Chinese book translates the English figure.
+_ENGLISH_LINES: dict[str, int] = {}
+
+
 def panel_title(text: str) -> str:
     """A subplot's title broken into lines of at most ``PANEL_CHARS`` characters (a panel of
-    a two-panel figure with a colour bar is about 80 px wide on a phone)."""
-    return wrap_title(text, PANEL_CHARS) or ""
+    a two-panel figure with a colour bar is about 80 px wide on a phone). ``text`` is English,
+    shown in the reader's language."""
+    english = wrap_title(text, PANEL_CHARS) or ""
+    if language() == "en":
+        return english
+    shown = wrap_title(_shown(text), PANEL_CHARS) or ""
+    _ENGLISH_LINES[shown] = english.count("<br>") + 1
+    return shown
 
 
 def axis_title(text: str) -> str:
-    """An axis title broken into lines of at most ``AXIS_CHARS`` characters."""
-    return wrap_title(text, AXIS_CHARS) or ""
+    """An axis title broken into lines of at most ``AXIS_CHARS`` characters (``text``
+    English, shown in the reader's language)."""
+    return wrap_title(_shown(text), AXIS_CHARS) or ""
+
+
+def _shown(text: str) -> str:
+    """An English text made outside the figure (a chapter's title or legend name), in the
+    reader's language: a catalogue entry, or one with its fields filled, translated as the
+    Chinese book translates the English figure (:class:`course_attention.i18n.outputs.Translator`);
+    itself when no entry made it."""
+    if language() == "en" or not isinstance(text, str):
+        return text
+    from ..i18n.outputs import translator
+
+    return translator(language()).text(text)
 
 
 def _layout(fig: go.Figure, title: str | None, height: int = 380, **kwargs: Any) -> go.Figure:
-    title = wrap_title(title)
-    lines = title.count("<br>") + 1 if title else 0
+    """Title (English: a chapter's is in ``chapters.po``; shown in the reader's language, laid
+    out as the English is), template, height, margins."""
+    english = wrap_title(title)
+    title = wrap_title(_shown(title)) if title and language() != "en" else english
+    lines = english.count("<br>") + 1 if english else 0
     panels = [  # the panels' titles (make_subplots, _two_panels) sit just above the plot
-        str(a.text).count("<br>") + 1
+        _ENGLISH_LINES.get(str(a.text), str(a.text).count("<br>") + 1)
         for a in fig.layout.annotations
         if a.yref == "paper" and a.yanchor == "bottom" and (a.y or 0) >= 1 and a.text
     ]
@@ -167,9 +205,9 @@ def heatmap_trace(
         zmin=0.0,
         zmax=zmax,
         colorscale=WEIGHT_SCALE,
-        colorbar=dict(title="weight"),
+        colorbar=dict(title=_("weight")),
         texttemplate="%{z:.2f}" if show_values else None,
-        hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>",
+        hovertemplate=_("query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>"),
     )
 
 
@@ -212,7 +250,7 @@ def mask_trace(
         xgap=1,
         ygap=1,
         texttemplate="%{z}" if show_values else None,
-        hovertemplate="query %{y}<br>key %{x}<br>may attend: %{z}<extra></extra>",
+        hovertemplate=_("query %{y}<br>key %{x}<br>may attend: %{z}<extra></extra>"),
     )
 
 
@@ -231,8 +269,8 @@ def attention_heatmap(
     if show_values is None:
         show_values = len(keys) <= 12
     fig = go.Figure(heatmap_trace(weights, queries, keys, show_values=show_values))
-    fig.update_yaxes(autorange="reversed", title="query")
-    fig.update_xaxes(title="key", side="bottom")
+    fig.update_yaxes(autorange="reversed", title=_("query"))
+    fig.update_xaxes(title=_("key"), side="bottom")
     return _layout(fig, title, height=max(300, 60 + 40 * len(queries)))
 
 
@@ -242,7 +280,7 @@ def weight_bars(weights: ArrayLike, keys: Sequence[str], title: str | None = Non
     if w.shape != (len(keys),):
         raise ValueError(f"weights of shape {w.shape} need {w.shape} key labels; got {len(keys)}")
     fig = go.Figure(_bars(w, keys))
-    fig.update_yaxes(range=[0, 1], title="weight")
+    fig.update_yaxes(range=[0, 1], title=_("weight"))
     return _layout(fig, title, height=320)
 
 
@@ -253,7 +291,7 @@ def _bars(w: np.ndarray, keys: Sequence[str]) -> go.Bar:
         marker_color=PALETTE[0],
         text=[f"{v:.2f}" for v in w],
         textposition="outside",
-        hovertemplate="key %{x}<br>weight %{y:.3f}<extra></extra>",
+        hovertemplate=_("key %{x}<br>weight %{y:.3f}<extra></extra>"),
     )
 
 
@@ -272,9 +310,11 @@ def _two_panels(
 ) -> go.Figure:
     """Lay out two heatmaps side by side (the second on axes ``x2``/``y2``), each titled.
 
-    Queries run down (reversed y axes), keys across; used by chapters 7 and 9.
+    Queries run down (reversed y axes), keys across; used by chapters 7 and 9. The titles are
+    English and translated here (``_``).
     """
     axis = dict(showticklabels=ticklabels)
+    x_title, y_title = _shown(x_title), _shown(y_title)
     fig.update_layout(
         xaxis=dict(domain=list(left), title=x_title, **axis),
         yaxis=dict(autorange="reversed", title=y_title, **axis),
@@ -296,24 +336,29 @@ def slider_figure(
     format_value: Callable[[Any], str] = str,
     title: str | None = None,
     height: int = 420,
+    format_label: Callable[[Any], str] | None = None,
 ) -> go.Figure:
     """A figure with a slider over precomputed frames: it works on the static website.
 
     Introduced in chapter 1. ``make_traces(value)`` returns the traces for one slider value
-    (the same number and kinds of traces for every value); each value becomes one frame.
+    (the same number and kinds of traces for every value); each value becomes one frame, named
+    ``format_value(value)`` in every language (the steps find their frames by it), its step
+    labelled ``format_label(value)`` (default: its name). ``label`` is English, shown
+    translated.
     """
     if not values:
         raise ValueError("slider_figure needs at least one value")
     if not 0 <= active < len(values):
         raise ValueError(f"active={active} is not an index into {len(values)} values")
     names = [format_value(v) for v in values]
+    labels = names if format_label is None else [format_label(v) for v in values]
     frames = [
         go.Frame(data=list(make_traces(v)), name=n) for v, n in zip(values, names, strict=True)
     ]
     steps = [
         dict(
             method="animate",
-            label=n,
+            label=shown,
             args=[
                 [n],
                 dict(
@@ -323,7 +368,7 @@ def slider_figure(
                 ),
             ],
         )
-        for n in names
+        for n, shown in zip(names, labels, strict=True)
     ]
     fig = go.Figure(data=frames[active].data, frames=frames)
     fig.update_layout(
@@ -331,7 +376,7 @@ def slider_figure(
             dict(
                 active=active,
                 steps=steps,
-                currentvalue=dict(prefix=f"{label} = "),
+                currentvalue=dict(prefix=_("{label} = ").format(label=_shown(label))),
                 pad=dict(t=40),
             )
         ]

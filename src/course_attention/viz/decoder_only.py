@@ -14,6 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
+from ..i18n import N_, _
 from .core import PALETTE, _layout, _rounded, curve
 
 __all__ = [
@@ -86,7 +87,8 @@ def loss_baselines_figure(
         raise ValueError(f"losses must have shape (steps,); got {loss.shape}")
     steps = np.arange(1, len(loss) + 1)
     fig = go.Figure(
-        curve(steps, loss, "training loss (one batch)", PALETTE[0], "step %{x}<br>%{y:.3f} nats")
+        curve(steps, loss, _("training loss (one batch)"), PALETTE[0],
+              _("step %{x}<br>%{y:.3f} nats"))
     )
     fig.data[0].mode = "lines"
     for i, (name, value) in enumerate(baselines.items()):
@@ -97,11 +99,11 @@ def loss_baselines_figure(
                 mode="lines",
                 name=f"{name}: {value:.2f}",
                 line=dict(color=PALETTE[(i + 1) % len(PALETTE)], dash="dash"),
-                hovertemplate=f"{name}<br>%{{y:.3f}} nats<extra></extra>",
+                hovertemplate=_("{name}<br>%{{y:.3f}} nats<extra></extra>").format(name=name),
             )
         )
-    fig.update_xaxes(title="training step")
-    fig.update_yaxes(title="cross-entropy (nats per character)")
+    fig.update_xaxes(title=_("training step"))
+    fig.update_yaxes(title=_("cross-entropy (nats per character)"))
     return _layout(fig, title, height=360)
 
 
@@ -131,7 +133,7 @@ def next_char_traces(
         marker_color=[PALETTE[0]] * len(shown) + [PALETTE[1]],
         text=[f"{v:.2f}" for v in values],
         textposition="outside",
-        hovertemplate="next %{x}<br>probability %{y:.3f}<extra></extra>",
+        hovertemplate=_("next %{x}<br>probability %{y:.3f}<extra></extra>"),
     )
     text = go.Scatter(
         x=[0.0],
@@ -150,10 +152,10 @@ def next_char_traces(
 
 
 def _next_char_layout(fig: go.Figure, title: str | None, height: int) -> go.Figure:
-    title = title_lines(title)
+    title = title_lines(title)  # English: _layout translates it
     fig.update_layout(
-        xaxis=dict(domain=[0.0, 1.0], title="next character", type="category"),
-        yaxis=dict(domain=[0.56, 1.0], range=[0, 1.15], title="probability"),
+        xaxis=dict(domain=[0.0, 1.0], title=_("next character"), type="category"),
+        yaxis=dict(domain=[0.56, 1.0], range=[0, 1.15], title=_("probability")),
         xaxis2=dict(domain=[0.0, 1.0], range=[0, 1], visible=False, anchor="y2"),
         # below the bars' labels, which a phone screen turns upright
         yaxis2=dict(domain=[0.0, 0.28], range=[0, 1], visible=False, anchor="x2"),
@@ -178,7 +180,7 @@ def next_char_figure(
     return _next_char_layout(fig, title, height=520)
 
 
-def message_figure(message: str, title: str = "cannot run this prompt") -> go.Figure:
+def message_figure(message: str, title: str = N_("cannot run this prompt")) -> go.Figure:
     """An empty figure that shows ``message`` (chapter 8: a prompt the model cannot read)."""
     text = go.Scatter(
         x=[0.5],
@@ -201,10 +203,10 @@ def cache_work_figure(
     x = np.asarray(n_new, dtype=float)
     fig = go.Figure(
         [
-            curve(x, uncached, "no cache", PALETTE[5], "%{x} new tokens<br>%{y} positions"),
-            curve(x, cached, "KV cache", PALETTE[2], "%{x} new tokens<br>%{y} positions"),
+            curve(x, uncached, _("no cache"), PALETTE[5], _("%{x} new tokens<br>%{y} positions")),
+            curve(x, cached, _("KV cache"), PALETTE[2], _("%{x} new tokens<br>%{y} positions")),
         ]
     )
-    fig.update_xaxes(title="new tokens generated")
-    fig.update_yaxes(title="positions computed")
+    fig.update_xaxes(title=_("new tokens generated"))
+    fig.update_yaxes(title=_("positions computed"))
     return _layout(fig, title, height=340)

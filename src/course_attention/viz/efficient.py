@@ -10,7 +10,8 @@ from numpy.typing import ArrayLike
 
 from .. import efficient
 from .. import numpy_ref as ref
-from .core import _PANEL_TITLE, PALETTE, _layout, _rounded, curve
+from ..i18n import N_, _
+from .core import _PANEL_TITLE, PALETTE, _layout, _rounded, _shown, curve
 from .multi_head import Table
 
 __all__ = [
@@ -22,7 +23,7 @@ __all__ = [
 ]
 
 #: The three states of a score in the tiled pass, as drawn (0, 1, 2).
-TILE_STATES = ("not computed yet", "computed, then dropped", "held now")
+TILE_STATES = (N_("not computed yet"), N_("computed, then dropped"), N_("held now"))
 _STATE_SCALE = [
     [0.0, "#F2F2F2"],
     [0.333, "#F2F2F2"],
@@ -75,8 +76,8 @@ def tiling_traces(grid: ArrayLike, gap: ArrayLike) -> tuple[go.Heatmap, go.Bar]:
         xgap=1,
         ygap=1,
         showscale=False,  # the states are named in the legend below the panels (see _two_panels)
-        hovertemplate="query %{y}, key %{x}<br>state %{z} (0 not yet, 1 dropped, 2 held)"
-        "<extra></extra>",
+        hovertemplate=_("query %{y}, key %{x}<br>state %{z} (0 not yet, 1 dropped, 2 held)"
+                        "<extra></extra>"),
     )
     gaps = _rounded(np.nan_to_num(np.asarray(gap, dtype=float), nan=-1.0))  # -1: not started
     right = go.Bar(
@@ -86,7 +87,7 @@ def tiling_traces(grid: ArrayLike, gap: ArrayLike) -> tuple[go.Heatmap, go.Bar]:
         xaxis="x2",
         yaxis="y2",
         showlegend=False,
-        hovertemplate="query %{x}<br>max |running − final| %{y:.4f}<extra></extra>",
+        hovertemplate=_("query %{x}<br>max |running − final| %{y:.4f}<extra></extra>"),
     )
     return left, right
 
@@ -100,7 +101,7 @@ def _state_keys() -> list[go.Scatter]:
             x=[None],
             y=[None],
             mode="markers",
-            name=name,
+            name=_(name),
             marker=dict(symbol="square", size=12, color=colour),
             hoverinfo="skip",
         )
@@ -111,15 +112,16 @@ def _state_keys() -> list[go.Scatter]:
 def _two_panels(fig: go.Figure, seq_len: int, gap_max: float) -> go.Figure:
     fig.add_traces(_state_keys())
     fig.update_layout(
-        xaxis=dict(domain=[0.0, 0.4], title="key", dtick=max(1, seq_len // 8)),
-        yaxis=dict(autorange="reversed", title="query", dtick=max(1, seq_len // 8)),
-        xaxis2=dict(domain=[0.6, 1.0], title="query", anchor="y2", dtick=max(1, seq_len // 8)),
-        yaxis2=dict(range=[0, gap_max * 1.05 + 1e-9], anchor="x2", title="distance from output"),
+        xaxis=dict(domain=[0.0, 0.4], title=_("key"), dtick=max(1, seq_len // 8)),
+        yaxis=dict(autorange="reversed", title=_("query"), dtick=max(1, seq_len // 8)),
+        xaxis2=dict(domain=[0.6, 1.0], title=_("query"), anchor="y2", dtick=max(1, seq_len // 8)),
+        yaxis2=dict(range=[0, gap_max * 1.05 + 1e-9], anchor="x2",
+                    title=_("distance from output")),
         showlegend=True,
         legend=dict(orientation="h", x=0, xanchor="left", y=-0.2, yanchor="top"),
         annotations=[
-            dict(text="scores of<br>one head", x=0.2, y=1.0, **_PANEL_TITLE),
-            dict(text="running output<br>vs final", x=0.8, y=1.0, **_PANEL_TITLE),
+            dict(text=_("scores of<br>one head"), x=0.2, y=1.0, **_PANEL_TITLE),
+            dict(text=_("running output<br>vs final"), x=0.8, y=1.0, **_PANEL_TITLE),
         ],
     )
     return fig
@@ -152,15 +154,15 @@ def memory_figure(
             curve(
                 seq_lens,
                 mb,
-                name,
+                _shown(name),  # a chapter's method: translated when the catalogue has it
                 PALETTE[k],
-                f"{name}<br>T %{{x}}<br>%{{y:.3f}} MB<extra></extra>",
+                _("{name}<br>T %{{x}}<br>%{{y:.3f}} MB<extra></extra>").format(name=_shown(name)),
             )
             for k, (name, mb) in enumerate(peaks.items())
         ]
     )
-    fig.update_xaxes(type="log", title="sequence length T")
-    fig.update_yaxes(type="log", title="peak memory (MB)")
+    fig.update_xaxes(type="log", title=_("sequence length T"))
+    fig.update_yaxes(type="log", title=_("peak memory (MB)"))
     fig.update_layout(legend=dict(orientation="h", y=1.1, x=0))
     return _layout(fig, title, height=380)
 

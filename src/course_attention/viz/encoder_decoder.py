@@ -14,11 +14,13 @@ import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
 from .. import numpy_ref as ref
+from ..i18n import N_, _
 from .core import (
     PALETTE,
     WEIGHT_SCALE,
     _layout,
     _rounded,
+    _shown,
     _two_panels,
     axis_title,
     heatmap_trace,
@@ -64,6 +66,16 @@ def architecture_masks(n_src: int, n_tgt: int) -> dict[str, np.ndarray]:
     }
 
 
+#: Each mask's panel title (two short lines), by its name in :func:`architecture_masks`.
+_MASK_TITLES = {
+    "BERT: self (bidirectional)": N_("BERT<br>self (bidirectional)"),
+    "GPT: self (causal)": N_("GPT<br>self (causal)"),
+    "T5 encoder: self": N_("T5 encoder<br>self"),
+    "T5 decoder: self (causal)": N_("T5 decoder<br>self (causal)"),
+    "T5 decoder: cross": N_("T5 decoder<br>cross"),
+}
+
+
 def _mask_trace(mask: np.ndarray, queries: Sequence[str], keys: Sequence[str]) -> go.Heatmap:
     return mask_trace(mask, queries, keys)
 
@@ -88,7 +100,7 @@ def architecture_mask_figure(
         "T5 decoder: cross": (tgt_tokens, src_tokens),
     }
     names = list(masks)
-    titles = [name.replace(": ", "<br>") for name in names]  # two short lines per panel
+    titles = [_(_MASK_TITLES[name]) for name in names]  # two short lines per panel
     # two rows (decoder-only and encoder-only above, T5's three below): five side by side
     # leave a phone about 40 px a panel
     cells = [(1, 1), (1, 2), (2, 1), (2, 2), (2, 3)]
@@ -122,15 +134,16 @@ def cross_attention_pair(
     if b.shape != a.shape:
         raise ValueError(f"before {b.shape} and after {a.shape} must have the same shape")
     fig = make_subplots(
-        rows=1, cols=2, subplot_titles=("before training", "after training"), shared_yaxes=True
+        rows=1, cols=2, subplot_titles=(_("before training"), _("after training")),
+        shared_yaxes=True,
     )
     fig.add_trace(heatmap_trace(b, queries, keys), row=1, col=1)
     right = heatmap_trace(a, queries, keys)
     right.update(showscale=False)
     fig.add_trace(right, row=1, col=2)
     fig.update_yaxes(autorange="reversed")
-    fig.update_yaxes(title="decoder query", row=1, col=1)
-    fig.update_xaxes(title="encoder position (key)")
+    fig.update_yaxes(title=_("decoder query"), row=1, col=1)
+    fig.update_xaxes(title=_("encoder position (key)"))
     return _layout(fig, title, height=max(320, 100 + 40 * len(queries)))
 
 
@@ -139,7 +152,8 @@ def head_frames(weights: ArrayLike) -> tuple[list[str], np.ndarray]:
 
     Introduced in chapter 7. ``weights`` ``(layers, heads, seq_t, seq_s)`` → names like
     ``"layer 1 · head 2"`` and ``"layer 2 · average"`` (counted from 1) and the maps
-    ``(layers * (heads + 1), seq_t, seq_s)``, layer by layer.
+    ``(layers * (heads + 1), seq_t, seq_s)``, layer by layer. The names are English in every
+    language (a slider's frames are found by them); :func:`_frame_labels` shows them.
     """
     w = np.asarray(weights, dtype=float)
     if w.ndim != 4 or 0 in w.shape:
@@ -152,6 +166,16 @@ def head_frames(weights: ArrayLike) -> tuple[list[str], np.ndarray]:
         names.append(f"layer {layer} · average")
         maps.append(heads.mean(axis=0))
     return names, np.stack(maps)
+
+
+def _frame_labels(layers: int, heads: int) -> list[str]:
+    """The names of :func:`head_frames`, in the reader's language."""
+    out = []
+    for layer in range(1, layers + 1):
+        out += [_("layer {layer} · head {head}").format(layer=layer, head=head)
+                for head in range(1, heads + 1)]
+        out.append(_("layer {layer} · average").format(layer=layer))
+    return out
 
 
 def cross_attention_heads_slider(
@@ -175,7 +199,8 @@ def cross_attention_heads_slider(
     if a.shape != b.shape:
         raise ValueError(f"left {a.shape} and right {b.shape} must have the same shape")
     names, maps_a = head_frames(a)
-    _, maps_b = head_frames(b)
+    _names, maps_b = head_frames(b)
+    shown = _frame_labels(a.shape[0], a.shape[1])
 
     def traces(i: int) -> tuple[go.Heatmap, go.Heatmap]:
         one = heatmap_trace(maps_a[i], queries, keys[0])
@@ -183,19 +208,21 @@ def cross_attention_heads_slider(
         two.update(showscale=False, xaxis="x2", yaxis="y2")
         for trace, m in ((one, maps_a[i]), (two, maps_b[i])):
             trace.update(text=_majority_text(m), texttemplate="%{text}", textfont_size=11)
-        one.update(colorbar=_NARROW_COLORBAR)
+        one.update(colorbar=_NARROW_COLORBAR | dict(title=dict(text=_("weight"), side="top")))
         return one, two
 
     fig = slider_figure(
         traces,
         list(range(len(names))),
-        label="shown",
+        label=N_("shown"),
         active=len(names) - 1,
         format_value=lambda i: names[i],
+        format_label=lambda i: shown[i],
         title=title,
         height=max(420, 180 + 40 * len(queries)),
     )
-    _two_panels(fig, panel_titles, "key (source)", "decoder query", (0.0, 0.48), (0.52, 1.0))
+    titles = tuple(_shown(t) for t in panel_titles)  # a chapter's: translated when catalogued
+    _two_panels(fig, titles, N_("key (source)"), N_("decoder query"), (0.0, 0.48), (0.52, 1.0))
     # Both panels have the same rows: label them once, on the left, so that at 375 px the right
     # panel's labels do not cover the left panel. The slider sits below the axis titles.
     fig.update_yaxes(automargin=True)
@@ -211,7 +238,7 @@ def cross_attention_heads_slider(
 #: width, so that a cell is wide enough for its number on a 375 px screen.
 _NARROW_COLORBAR = dict(
     orientation="h",
-    title=dict(text="weight", side="top"),
+    title=dict(text="weight", side="top"),  # translated where it is used
     thickness=8,
     len=0.3,
     x=1.0,
@@ -252,12 +279,12 @@ def accuracy_by_length_figure(
             marker_color=[PALETTE[0] if s else PALETTE[1] for s in seen],
             text=[f"{accuracy[n]:.2f}" for n in lengths],
             textposition="outside",
-            hovertemplate="%{x} digits<br>accuracy %{y:.3f}<extra></extra>",
+            hovertemplate=_("%{x} digits<br>accuracy %{y:.3f}<extra></extra>"),
         )
     )
-    seen = "digits in the string (blue: trained on; orange: never seen)"
+    seen = _("digits in the string (blue: trained on; orange: never seen)")
     fig.update_xaxes(title=axis_title(seen))
-    fig.update_yaxes(title="exact-sequence accuracy", range=[0, 1.15])
+    fig.update_yaxes(title=_("exact-sequence accuracy"), range=[0, 1.15])
     return _layout(fig, title, height=340)
 
 
@@ -292,7 +319,7 @@ def decoding_traces(steps: Any, step: int) -> tuple[go.Heatmap, go.Bar, go.Scatt
         colorscale=WEIGHT_SCALE,
         showscale=False,  # every cell shows its value; a colour bar would crowd the bars
         texttemplate="%{z:.2f}",
-        hovertemplate="%{y}<br>source %{x}<br>weight %{z:.3f}<extra></extra>",
+        hovertemplate=_("%{y}<br>source %{x}<br>weight %{z:.3f}<extra></extra>"),
     )
     bars = go.Bar(
         x=unique_labels(steps.source),
@@ -302,14 +329,15 @@ def decoding_traces(steps: Any, step: int) -> tuple[go.Heatmap, go.Bar, go.Scatt
         textposition="outside",
         xaxis="x2",
         yaxis="y2",
-        hovertemplate="source %{x}<br>weight %{y:.3f}<extra></extra>",
+        hovertemplate=_("source %{x}<br>weight %{y:.3f}<extra></extra>"),
     )
     so_far = " ".join(["[BOS]", *steps.tokens[:step]])
     text = go.Scatter(
         x=[0.5],
         y=[0.5],
         mode="text",
-        text=[f"decoder input: {so_far}   →   picks: <b>{steps.tokens[step]}</b>"],
+        text=[_("decoder input: {so_far}   →   picks: <b>{token}</b>").format(
+            so_far=so_far, token=steps.tokens[step])],
         textfont=dict(size=14),
         xaxis="x3",
         yaxis="y3",
@@ -323,10 +351,10 @@ def _decoding_layout(fig: go.Figure, title: str | None, height: int) -> go.Figur
     fig.update_layout(
         # one above the other, each as wide as the figure: side by side, a phone leaves a
         # heatmap cell too narrow for its number
-        xaxis=dict(domain=[0.0, 1.0], title="source token (key)"),
+        xaxis=dict(domain=[0.0, 1.0], title=_("source token (key)")),
         yaxis=dict(domain=[0.52, 0.88], autorange="reversed"),
-        xaxis2=dict(domain=[0.0, 1.0], title="source token (key)", anchor="y2"),
-        yaxis2=dict(domain=[0.0, 0.34], range=[0, 1.15], title="weight", anchor="x2"),
+        xaxis2=dict(domain=[0.0, 1.0], title=_("source token (key)"), anchor="y2"),
+        yaxis2=dict(domain=[0.0, 0.34], range=[0, 1.15], title=_("weight"), anchor="x2"),
         xaxis3=dict(domain=[0.0, 1.0], range=[0, 1], visible=False, anchor="y3"),
         yaxis3=dict(domain=[0.92, 1.0], range=[0, 1], visible=False, anchor="x3"),
         showlegend=False,
@@ -353,7 +381,7 @@ def decoding_error_figure(message: str) -> go.Figure:
     fig = go.Figure(text)
     fig.update_xaxes(visible=False, range=[0, 1])
     fig.update_yaxes(visible=False, range=[0, 1])
-    return _layout(fig, f"cannot decode: {message}", height=440)
+    return _layout(fig, N_("cannot decode: {message}").format(message=message), height=440)
 
 
 def training_loss_figure(losses: ArrayLike, title: str | None = None) -> go.Figure:
@@ -367,9 +395,9 @@ def training_loss_figure(losses: ArrayLike, title: str | None = None) -> go.Figu
             y=_rounded(loss),
             mode="lines",
             line=dict(color=PALETTE[0]),
-            hovertemplate="step %{x}<br>loss %{y:.4f}<extra></extra>",
+            hovertemplate=_("step %{x}<br>loss %{y:.4f}<extra></extra>"),
         )
     )
-    fig.update_xaxes(title="training step")
-    fig.update_yaxes(title="cross-entropy (log scale)", type="log")
+    fig.update_xaxes(title=_("training step"))
+    fig.update_yaxes(title=_("cross-entropy (log scale)"), type="log")
     return _layout(fig, title, height=320)

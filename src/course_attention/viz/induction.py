@@ -13,15 +13,19 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
+from ..i18n import N_, _
 from .core import (
     PALETTE,
+    PANEL_CHARS,
     _layout,
     _rounded,
+    _shown,
     axis_title,
     curve,
     heatmap_trace,
     panel_title,
     slider_figure,
+    wrap_title,
 )
 from .core import _two_panels as _panels
 
@@ -58,14 +62,14 @@ def phase_change_figure(
         raise ValueError(
             f"steps, repeated, other must be (n,) alike; got {s.shape}, {r.shape}, {o.shape}"
         )
-    hover = "step %{x}<br>loss %{y:.3f} nats<extra></extra>"
+    hover = _("step %{x}<br>loss %{y:.3f} nats<extra></extra>")
     traces = [
-        curve(s, r, "repeated tokens (second copy)", PALETTE[0], hover),
-        curve(s, o, "all other tokens", PALETTE[1], hover),
+        curve(s, r, _("repeated tokens (second copy)"), PALETTE[0], hover),
+        curve(s, o, _("all other tokens"), PALETTE[1], hover),
     ]
     for extra, name, colour in (
-        (control, "repeated tokens, 1-layer model", PALETTE[3]),
-        (training, "training loss (all tokens)", PALETTE[7]),
+        (control, _("repeated tokens, 1-layer model"), PALETTE[3]),
+        (training, _("training loss (all tokens)"), PALETTE[7]),
     ):
         if extra is not None:
             x, y = (np.asarray(a, dtype=float) for a in extra)
@@ -78,7 +82,7 @@ def phase_change_figure(
         y=chance,
         line_dash="dash",
         line_color="grey",
-        annotation_text=f"chance ln(vocab) = {chance:.2f}",
+        annotation_text=_("chance ln(vocab) = {chance:.2f}").format(chance=chance),
         annotation_position="bottom right",  # below the line: clear of the window's label
     )
     if window is not None:
@@ -88,11 +92,11 @@ def phase_change_figure(
             fillcolor=PALETTE[5],
             opacity=0.15,
             line_width=0,
-            annotation_text=f"steps {window[0]}–{window[1]}",
+            annotation_text=_("steps {start}–{end}").format(start=window[0], end=window[1]),
             annotation_position="top left",
         )
-    fig.update_xaxes(title="training step")
-    fig.update_yaxes(title="next-token loss (nats)", rangemode="tozero")
+    fig.update_xaxes(title=_("training step"))
+    fig.update_yaxes(title=_("next-token loss (nats)"), rangemode="tozero")
     return _layout(fig, title, height=380, legend=dict(x=0.02, y=0.05))
 
 
@@ -113,18 +117,19 @@ def distance_figure(
         v = np.asarray(values, dtype=float)
         if v.shape != d.shape or d.ndim != 1:
             raise ValueError(f"curve {name!r} must have shape {d.shape}; got {v.shape}")
-        hover = "distance %{x}<br>loss %{y:.3f} nats<extra></extra>"
-        traces.append(curve(d, v, name, PALETTE[i % 8], hover))
+        hover = _("distance %{x}<br>loss %{y:.3f} nats<extra></extra>")
+        traces.append(curve(d, v, _shown(name), PALETTE[i % 8], hover))
     fig = go.Figure(traces)
     if reference is not None:
         fig.add_hline(
             y=reference,
             line_dash="dash",
             line_color="grey",
-            annotation_text=f"guessing among<br>tokens seen: {reference:.2f}",
+            annotation_text=_("guessing among<br>tokens seen: {reference:.2f}").format(
+                reference=reference),
         )
-    fig.update_xaxes(title=axis_title("copy distance (second copy start − first copy start)"))
-    fig.update_yaxes(title="loss on repeated tokens (nats)", rangemode="tozero")
+    fig.update_xaxes(title=axis_title(_("copy distance (second copy start − first copy start)")))
+    fig.update_yaxes(title=_("loss on repeated tokens (nats)"), rangemode="tozero")
     # the legend under the plot, one entry a line: beside it, long names leave a phone no plot
     return _layout(fig, title, height=420 + 24 * len(curves),
                    legend=dict(orientation="h", x=0, xanchor="left", y=-0.3, yanchor="top"))
@@ -136,17 +141,20 @@ def _pair(
     one = heatmap_trace(left, labels, labels, show_values=False)
     two = heatmap_trace(right, labels, labels, show_values=False)
     one.z, two.z = _compact(np.round(left, 2)), _compact(np.round(right, 2))  # small pages
-    one.update(name=names[0])
-    two.update(name=names[1], showscale=False, xaxis="x2", yaxis="y2")
+    one.update(name=_shown(names[0]))
+    two.update(name=_shown(names[1]), showscale=False, xaxis="x2", yaxis="y2")
     return one, two
 
 
 def _two_panels(fig: go.Figure, names: tuple[str, str], labels: Sequence[str]) -> go.Figure:
     """Side by side, each panel titled on two lines (``": "`` breaks the line, so the two
     titles do not run into each other), with position ticks every few rows and columns (the
-    labels are ``"position:token"``; hover shows them whole)."""
-    short = tuple(panel_title(n.replace(": ", "<br>")) for n in names)
-    fig = _panels(fig, short, "key position", "query position", ticklabels=True)
+    labels are ``"position:token"``; hover shows them whole). Each line of a name is
+    translated on its own (a chapter's name: ``"layer 0 · head 1: previous token"``)."""
+    short = tuple(panel_title("<br>".join(_shown(part) for part in n.split(": ")))
+                  for n in names)
+    english = [wrap_title(n.replace(": ", "<br>"), PANEL_CHARS) or "" for n in names]
+    fig = _panels(fig, short, N_("key position"), N_("query position"), ticklabels=True)
     fig.update_annotations(font_size=11)  # a panel is about 80 px wide on a phone
     step = max(1, len(labels) // 6)
     ticks = dict(
@@ -155,7 +163,7 @@ def _two_panels(fig: go.Figure, names: tuple[str, str], labels: Sequence[str]) -
         ticktext=[label.split(":")[0] for label in labels[::step]],
         tickangle=0,
     )
-    lines = max(str(a.text).count("<br>") + 1 for a in fig.layout.annotations)
+    lines = max(t.count("<br>") + 1 for t in english)  # the English layout in every language
     top = (70 if fig.layout.title.text else 20) + 16 * lines  # room for the panel titles
     fig.update_layout(xaxis=ticks, yaxis=ticks, xaxis2=ticks, yaxis2=ticks, margin=dict(t=top))
     return fig
@@ -231,7 +239,7 @@ def checkpoint_slider(
     fig = slider_figure(
         lambda i: _pair(a[i], b[i], labels, names),
         list(range(len(steps))),
-        label="training step",
+        label=N_("training step"),
         active=len(steps) - 1,
         format_value=lambda i: str(int(steps[i])),
         title=title,
@@ -259,16 +267,18 @@ def head_scores_figure(
                 y=_rounded(v.ravel()),
                 name=n,
                 marker_color=c,
-                hovertemplate="%{x}<br>" + n + " %{y:.3f}<extra></extra>",
+                hovertemplate=h,
             )
-            for v, n, c in (
-                (p, "previous-token score", PALETTE[2]),
-                (s, "induction score", PALETTE[0]),
+            for v, n, h, c in (
+                (p, _("previous-token score"),
+                 _("%{x}<br>previous-token score %{y:.3f}<extra></extra>"), PALETTE[2]),
+                (s, _("induction score"), _("%{x}<br>induction score %{y:.3f}<extra></extra>"),
+                 PALETTE[0]),
             )
         ]
     )
-    fig.update_yaxes(title="mean attention weight", range=[0, 1])
-    fig.update_xaxes(title="head")
+    fig.update_yaxes(title=_("mean attention weight"), range=[0, 1])
+    fig.update_xaxes(title=_("head"))
     return _layout(fig, title, height=340, barmode="group")
 
 
@@ -281,20 +291,20 @@ def offset_profile_figure(profile: ArrayLike, title: str | None = None) -> go.Fi
     prof = np.asarray(profile, dtype=float)
     if prof.ndim != 2:
         raise ValueError(f"profile must be (heads, offsets); got {prof.shape}")
-    offsets = ["itself"] + [f"{k} back" for k in range(1, prof.shape[1])]
+    offsets = ["itself"] + [f"{k} back" for k in range(1, prof.shape[1])]  # x: categories
     fig = go.Figure(
         [
             go.Bar(
                 x=offsets,
                 y=_rounded(row),
-                name=f"head {h}",
+                name=_("head {h}").format(h=h),
                 marker_color=PALETTE[h % 8],
-                hovertemplate="%{x}<br>weight %{y:.3f}<extra></extra>",
+                hovertemplate=_("%{x}<br>weight %{y:.3f}<extra></extra>"),
             )
             for h, row in enumerate(prof)
         ]
     )
-    fig.update_yaxes(title="mean attention weight", range=[0, 1])
+    fig.update_yaxes(title=_("mean attention weight"), range=[0, 1])
     return _layout(fig, title, height=320, barmode="group")
 
 
@@ -317,18 +327,20 @@ def ablation_figure(
             marker_color=colours,
             text=[f"{v:.2f}" for v in a.ravel()],
             textposition="outside",
-            hovertemplate="%{x} off<br>loss %{y:.3f} nats<extra></extra>",
+            hovertemplate=_("%{x} off<br>loss %{y:.3f} nats<extra></extra>"),
         )
     )
     fig.add_hline(
         y=intact,
         line_dash="dash",
         line_color=PALETTE[7],
-        annotation_text=f"no head off: {intact:.2f}",
+        annotation_text=_("no head off: {intact:.2f}").format(intact=intact),
     )
     fig.add_hline(
-        y=chance, line_dash="dot", line_color="grey", annotation_text=f"chance: {chance:.2f}"
+        y=chance, line_dash="dot", line_color="grey",
+        annotation_text=_("chance: {chance:.2f}").format(chance=chance),
     )
-    fig.update_xaxes(title=axis_title("head switched off (green: layer 0, blue: layer 1)"))
-    fig.update_yaxes(title="loss on repeated tokens (nats)", range=[0, 1.15 * max(chance, a.max())])
+    fig.update_xaxes(title=axis_title(_("head switched off (green: layer 0, blue: layer 1)")))
+    fig.update_yaxes(title=_("loss on repeated tokens (nats)"),
+                     range=[0, 1.15 * max(chance, a.max())])
     return _layout(fig, title, height=360)

@@ -8,11 +8,13 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
+from ..i18n import N_, _
 from .core import (
     _DIGITS,
     PALETTE,
     _bars,
     _layout,
+    _shown,
     slider_figure,
 )
 
@@ -42,6 +44,9 @@ LOOKUP_TEMPERATURES: tuple[float, ...] = (0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 2
 #: The soft look-up plane shows ``[-LOOKUP_PLANE, LOOKUP_PLANE]`` on both axes, exactly the
 #: range the live explorer's query can reach (its sliders, or a drag on the website).
 LOOKUP_PLANE = 1.3
+
+#: The axis titles of the word planes (``toy.WORD_FEATURES``), marked for the catalogue.
+_FEATURE_NAMES = (N_("edible"), N_("man-made"))
 
 #: The query angles in degrees that chapter 1 turns a unit query through.
 LOOKUP_ANGLES: tuple[float, ...] = tuple(float(a) for a in range(-30, 181, 15))
@@ -223,17 +228,18 @@ def word_plane(
     scales = _plane_scales(2.3, 1.9, 1.0, 420)
     placed = label_positions(toy.word_matrix(first + others), first + others, scales,
                              (-1.0, 1.3, -0.6, 1.3))
-    fig = go.Figure(_arrow_traces(toy.word_matrix(others), others, PALETTE[0], "word",
+    fig = go.Figure(_arrow_traces(toy.word_matrix(others), others, PALETTE[0], _("word"),
                                   positions=placed[len(first):]))
     if query is not None:
         q = toy.word_matrix([query])
-        fig.add_traces(_arrow_traces(q, [query], PALETTE[5], "query", width=4.0,
+        fig.add_traces(_arrow_traces(q, [query], PALETTE[5], _("query"), width=4.0,
                                      positions=placed[:1]))
         dots = toy.word_matrix(others) @ q[0]  # (n_words,)
         fig.data[1].hovertext = [f"{w}: q·k = {d:.2f}" for w, d in zip(others, dots, strict=True)]
         fig.data[1].hoverinfo = "text"
-    fig.update_xaxes(title=toy.WORD_FEATURES[0], range=[-1.0, 1.3], zeroline=True)  # spans 2.3
-    fig.update_yaxes(title=toy.WORD_FEATURES[1], range=[-0.6, 1.3], zeroline=True, scaleanchor="x")
+    fig.update_xaxes(title=_(toy.WORD_FEATURES[0]), range=[-1.0, 1.3], zeroline=True)  # 2.3
+    fig.update_yaxes(title=_(toy.WORD_FEATURES[1]), range=[-0.6, 1.3], zeroline=True,
+                     scaleanchor="x")
     return _layout(fig, title, height=420, showlegend=False)
 
 
@@ -251,7 +257,8 @@ def soft_lookup_traces(
     ``softmax(K q / temperature)`` ``(n_keys,)`` and the value is ``weights @ values``.
     Lay them out with :func:`soft_lookup_figure` (or :func:`slider_figure` + its layout).
     ``positions``: the labels' text positions, the keys' then the query's (default: the keys'
-    from :func:`label_positions`, the query's from :func:`query_label_position`).
+    from :func:`label_positions`, the query's from :func:`query_label_position`, placed by
+    the English ``query_label`` in every language, which is drawn translated).
     """
     from .. import numpy_ref, toy
 
@@ -274,11 +281,11 @@ def soft_lookup_traces(
         marker_color=PALETTE[2],
         xaxis="x3",
         yaxis="y3",
-        hovertemplate="Σ weight × value = %{y:.3f}<extra></extra>",
+        hovertemplate=_("Σ weight × value = %{y:.3f}<extra></extra>"),
     )
     return [
-        *_arrow_traces(K, list(keys), PALETTE[0], "keys", positions=positions[:-1]),
-        *_arrow_traces(q[None, :], [query_label], PALETTE[5], "query", width=4.0,
+        *_arrow_traces(K, list(keys), PALETTE[0], _("keys"), positions=positions[:-1]),
+        *_arrow_traces(q[None, :], [_shown(query_label)], PALETTE[5], _("query"), width=4.0,
                        positions=positions[-1:]),
         bars,
         result,
@@ -293,15 +300,16 @@ def _soft_lookup_layout(fig: go.Figure, title: str | None, keys: Sequence[str]) 
     # constrain="domain": the square plane shrinks its box instead of showing more than the
     # query can reach; the weights start far enough right that word labels miss their axis
     fig.update_layout(
-        xaxis=dict(domain=[0.0, 0.36], range=lim, title=toy.WORD_FEATURES[0], constrain="domain"),
-        yaxis=dict(range=lim, title=toy.WORD_FEATURES[1], scaleanchor="x", constrain="domain"),
+        xaxis=dict(domain=[0.0, 0.36], range=lim, title=_(toy.WORD_FEATURES[0]),
+                   constrain="domain"),
+        yaxis=dict(range=lim, title=_(toy.WORD_FEATURES[1]), scaleanchor="x", constrain="domain"),
         xaxis2=dict(domain=[0.52, 0.84], anchor="y2"),
         yaxis2=dict(range=[0, 1.15], anchor="x2"),  # no axis title: the words' labels need the gap
         xaxis3=dict(domain=[0.9, 1.0], anchor="y3"),
-        yaxis3=dict(range=[0, top], title="value", anchor="x3", side="right"),
+        yaxis3=dict(range=[0, top], title=_("value"), anchor="x3", side="right"),
         showlegend=False,
     )
-    fig.add_annotation(text="weight", x=0.68, y=1.0, xref="paper", yref="paper",
+    fig.add_annotation(text=_("weight"), x=0.68, y=1.0, xref="paper", yref="paper",
                        xanchor="center", yanchor="bottom", showarrow=False)
     return _layout(fig, title, height=430)
 
@@ -348,7 +356,7 @@ def temperature_slider(
         lambda t: soft_lookup_traces(q, t, keys, query_label=query,
                                      positions=placed[1:] + placed[:1]),
         values,
-        label="temperature",
+        label=N_("temperature"),
         active=min(range(len(values)), key=lambda i: abs(values[i] - 1.0)) if values else 0,
         format_value=lambda t: f"{t:g}",
         title=title,

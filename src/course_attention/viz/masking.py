@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
 from .. import numpy_ref as ref
+from ..i18n import N_, _
 from .core import (
     _PANEL_TITLE,
     PALETTE,
@@ -92,13 +93,14 @@ def mask_traces(
 
 def _two_panels(fig: go.Figure) -> go.Figure:
     fig.update_layout(
-        xaxis=dict(domain=[0.0, 0.46], title="key"),
-        yaxis=dict(autorange="reversed", title="query"),
-        xaxis2=dict(domain=[0.54, 1.0], title="key", anchor="y2"),
+        xaxis=dict(domain=[0.0, 0.46], title=_("key")),
+        yaxis=dict(autorange="reversed", title=_("query")),
+        xaxis2=dict(domain=[0.54, 1.0], title=_("key"), anchor="y2"),
         yaxis2=dict(autorange="reversed", anchor="x2", showticklabels=False),
         annotations=[
-            dict(text=panel_title("mask (green = may attend)"), x=0.23, y=1.0, **_PANEL_TITLE),
-            dict(text="weights", x=0.77, y=1.0, **_PANEL_TITLE),
+            dict(text=panel_title(N_("mask (green = may attend)")), x=0.23, y=1.0,
+                 **_PANEL_TITLE),
+            dict(text=_("weights"), x=0.77, y=1.0, **_PANEL_TITLE),
         ],
     )
     return fig
@@ -137,8 +139,8 @@ def causal_query_slider(
         raise ValueError(f"scores of shape {s.shape} need {s.shape[0]} tokens; got {len(tokens)}")
     labels = unique_labels(tokens)
     both = {
-        "bidirectional": ref.softmax(s),  # (seq, seq)
-        "causal": ref.softmax(np.where(ref.causal_mask(len(s)), s, -np.inf)),
+        _("bidirectional"): ref.softmax(s),  # (seq, seq)
+        _("causal"): ref.softmax(np.where(ref.causal_mask(len(s)), s, -np.inf)),
     }
 
     def traces(i: int) -> list[go.Bar]:
@@ -150,7 +152,8 @@ def causal_query_slider(
                 marker_color=color,
                 text=[f"{v:.2f}" for v in w[i]],
                 textposition="outside",
-                hovertemplate=f"{name}<br>key %{{x}}<br>weight %{{y:.3f}}<extra></extra>",
+                hovertemplate=_("{name}<br>key %{{x}}<br>weight %{{y:.3f}}<extra></extra>"
+                                ).format(name=name),
             )
             for (name, w), color in zip(both.items(), (PALETTE[1], PALETTE[0]), strict=True)
         ]
@@ -158,11 +161,11 @@ def causal_query_slider(
     fig = slider_figure(
         traces,
         list(range(len(labels))),
-        label="query",
+        label=N_("query"),  # slider_figure translates it
         format_value=lambda i: labels[i],
         title=title,
         height=420,
     )
     fig.update_layout(barmode="group", legend=dict(orientation="h", y=1.08, x=0))
-    fig.update_yaxes(range=[0, 1.1], title="weight")
+    fig.update_yaxes(range=[0, 1.1], title=_("weight"))
     return fig

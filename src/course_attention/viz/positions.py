@@ -7,7 +7,8 @@ from collections.abc import Mapping
 import numpy as np
 import plotly.graph_objects as go
 
-from .core import PALETTE, _layout, _rounded, curve
+from ..i18n import N_, _
+from .core import PALETTE, _layout, _rounded, _shown, curve
 
 __all__ = ["rope_offset_traces", "rope_offset_figure", "length_figure"]
 
@@ -42,23 +43,23 @@ def rope_offset_traces(
             y=_rounded(np.cos(offset * theta)),
             marker_color=PALETTE[0],
             name="cos(offset · θ_i)",
-            hovertemplate="pair %{x}<br>cos(offset · θ_i) = %{y:.3f}<extra></extra>",
+            hovertemplate=_("pair %{x}<br>cos(offset · θ_i) = %{y:.3f}<extra></extra>"),
         ),
         curve(
             offsets,
             mean,
-            "mean of 500 vectors",
+            _("mean of 500 vectors"),
             PALETTE[1],
-            "offset %{x}<br>mean score %{y:.2f}<extra></extra>",
+            _("offset %{x}<br>mean score %{y:.2f}<extra></extra>"),
             xaxis="x2",
             yaxis="y2",
         ),
         curve(
             offsets,
             one,
-            "one vector",
+            _("one vector"),
             PALETTE[2],
-            "offset %{x}<br>score %{y:.2f}<extra></extra>",
+            _("offset %{x}<br>score %{y:.2f}<extra></extra>"),
             xaxis="x2",
             yaxis="y2",
         ),
@@ -66,11 +67,11 @@ def rope_offset_traces(
             x=[offset],
             y=_rounded([mean[offset]]),
             mode="markers",
-            name="this offset",
+            name=_("this offset"),
             marker=dict(size=14, color=PALETTE[5], symbol="diamond"),
             xaxis="x2",
             yaxis="y2",
-            hovertemplate="offset %{x}<br>mean score %{y:.2f}<extra></extra>",
+            hovertemplate=_("offset %{x}<br>mean score %{y:.2f}<extra></extra>"),
         ),
     ]
 
@@ -78,10 +79,11 @@ def rope_offset_traces(
 def _rope_axes(fig: go.Figure, d: int, max_offset: int) -> go.Figure:
     fig.update_layout(
         legend=dict(orientation="h", y=0.47, x=0),
-        xaxis=dict(domain=[0, 1], anchor="y", title="pair i (left: fast, right: slow)"),
+        xaxis=dict(domain=[0, 1], anchor="y", title=_("pair i (left: fast, right: slow)")),
         yaxis=dict(domain=[0.62, 1], range=[-1.1, 1.1], title="cos(offset · θ_i)"),
-        xaxis2=dict(domain=[0, 1], anchor="y2", title="offset m − n", range=[-1, max_offset + 1]),
-        yaxis2=dict(domain=[0, 0.38], title="score q_m · q_n", range=[-0.6 * d, 1.1 * d]),
+        xaxis2=dict(domain=[0, 1], anchor="y2", title=_("offset m − n"),
+                    range=[-1, max_offset + 1]),
+        yaxis2=dict(domain=[0, 0.38], title=_("score q_m · q_n"), range=[-0.6 * d, 1.1 * d]),
     )
     return fig
 
@@ -98,7 +100,7 @@ def length_figure(
     accuracy: Mapping[str, Mapping[int, float]],
     trained_max: int,
     title: str | None = None,
-    y_title: str = "exact-copy accuracy",
+    y_title: str = N_("exact-copy accuracy"),
 ) -> go.Figure:
     """Accuracy by string length, one line per position scheme (chapter 10).
 
@@ -114,9 +116,10 @@ def length_figure(
             curve(
                 lengths,
                 [by_length[n] for n in lengths],
-                name,
+                _shown(name),  # a chapter's scheme: translated when the catalogue has it
                 PALETTE[i % len(PALETTE)],
-                f"{name}<br>length %{{x}}<br>accuracy %{{y:.2f}}<extra></extra>",
+                _("{name}<br>length %{{x}}<br>accuracy %{{y:.2f}}<extra></extra>").format(
+                    name=_shown(name)),
             )
         )
     fig.add_vrect(
@@ -125,11 +128,11 @@ def length_figure(
         fillcolor="#E5E5E5",
         opacity=0.5,
         line_width=0,
-        annotation_text="never trained on",
+        annotation_text=_("never trained on"),
         annotation_position="top left",
     )
-    fig.update_xaxes(title="symbols in the string", dtick=1)
-    fig.update_yaxes(title=y_title, range=[-0.05, 1.1])
+    fig.update_xaxes(title=_("symbols in the string"), dtick=1)
+    fig.update_yaxes(title=_shown(y_title), range=[-0.05, 1.1])
     fig = _layout(fig, title, height=440)
     # The legend goes under the axes (it wraps on a narrow screen) so that the plot keeps the
     # width; keep titles short, a phone shows about 40 characters.

@@ -9,10 +9,12 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
+from ..i18n import N_, _
 from .core import (
     _DIGITS,
     PALETTE,
     _layout,
+    _shown,
     curve,
     panel_title,
     weight_bars,
@@ -58,14 +60,15 @@ def variance_figure(
     guides show ``variance = d_k`` and ``variance = 1``.
     """
     x = np.asarray(d_ks, dtype=float)
-    curves = {"q·k": unscaled, "q·k / √d_k": scaled}
+    curves = {"q·k": unscaled, "q·k / √d_k": scaled}  # formulas: the same in every language
     fig = go.Figure()
     for (name, y), color in zip(curves.items(), _RUN_COLORS, strict=False):
         y = np.asarray(y, dtype=float)
         if y.shape != x.shape:
             raise ValueError(f"{name}: {y.shape} values for {x.shape} widths d_k")
-        fig.add_trace(curve(x, y, name, color, "d_k %{x}<br>variance %{y:.3f}<extra></extra>"))
-    for name, y in (("variance = d_k", x), ("variance = 1", np.ones_like(x))):
+        fig.add_trace(curve(x, y, name, color,
+                            _("d_k %{x}<br>variance %{y:.3f}<extra></extra>")))
+    for name, y in ((_("variance = d_k"), x), (_("variance = 1"), np.ones_like(x))):
         fig.add_trace(
             go.Scatter(
                 x=x.tolist(),
@@ -77,7 +80,7 @@ def variance_figure(
             )
         )
     _dk_axis(fig, x.tolist())
-    fig.update_yaxes(type="log", title="variance of the score")
+    fig.update_yaxes(type="log", title=_("variance of the score"))
     return _layout(fig, title)
 
 
@@ -94,14 +97,15 @@ def saturation_figure(runs: Mapping[str, Any], title: str | None = None) -> go.F
     fig = make_subplots(
         rows=1,
         cols=2,
-        subplot_titles=(panel_title("largest weight"), panel_title("entropy (nats)")),
+        subplot_titles=(panel_title(N_("largest weight")), panel_title(N_("entropy (nats)"))),
     )
     fig.update_annotations(font_size=13)  # the panels' titles: two short lines each
-    for (name, stats), color in zip(items, _RUN_COLORS, strict=False):
+    for (group, stats), color in zip(items, _RUN_COLORS, strict=False):
+        name = _shown(group)  # a chapter's run: translated when the catalogue has it
         x = np.asarray(stats.d_k, dtype=float).tolist()
         for col, y in ((1, stats.max_weight), (2, stats.entropy)):
-            hover = "d_k %{x}<br>%{y:.3f}<extra>" + name + "</extra>"
-            trace = curve(x, y, name, color, hover, legendgroup=name, showlegend=col == 1)
+            hover = _("d_k %{{x}}<br>%{{y:.3f}}<extra>{name}</extra>").format(name=name)
+            trace = curve(x, y, name, color, hover, legendgroup=group, showlegend=col == 1)
             fig.add_trace(trace, row=1, col=col)
     stats = items[0][1]
     uniform = float(np.log(stats.seq_k))
@@ -109,7 +113,7 @@ def saturation_figure(runs: Mapping[str, Any], title: str | None = None) -> go.F
         go.Scatter(
             x=[float(stats.d_k[0]), float(stats.d_k[-1])],
             y=[round(uniform, _DIGITS)] * 2,
-            name=f"uniform over {stats.seq_k} keys",
+            name=_("uniform over {n} keys").format(n=stats.seq_k),
             mode="lines",
             line=dict(color="grey", dash="dash", width=1),
             hoverinfo="skip",
@@ -131,7 +135,8 @@ def jacobian_norm_figure(runs: Mapping[str, Any], title: str | None = None) -> g
     """
     fig = go.Figure()
     for (name, stats), color in zip(_check_runs(runs), _RUN_COLORS, strict=False):
-        hover = "d_k %{x}<br>‖J‖ %{y:.4f}<extra>" + name + "</extra>"
+        name = _shown(name)
+        hover = _("d_k %{{x}}<br>‖J‖ %{{y:.4f}}<extra>{name}</extra>").format(name=name)
         fig.add_trace(curve(stats.d_k, stats.jacobian_norm, name, color, hover))
     _dk_axis(fig, stats.d_k.tolist())
     fig.update_yaxes(type="log", title="‖diag(p) − p pᵀ‖ (Frobenius)")
@@ -151,14 +156,20 @@ def gradient_spread_figure(runs: Mapping[str, Any], title: str | None = None) ->
     for (name, stats), color in zip(_check_runs(runs), _RUN_COLORS, strict=False):
         if stats.grad_median is None or stats.grad_mean is None:
             raise ValueError(f"{name}: the run has no gradient measurements (grad_median is None)")
-        lines = (("median", stats.grad_median, "solid"), ("mean", stats.grad_mean, "dash"))
-        for what, y, dash in lines:
-            hover = "d_k %{x}<br>" + what + " %{y:.2g}<extra>" + name + "</extra>"
-            trace = curve(stats.d_k, y, f"{name}: {what}", color, hover)
+        name = _shown(name)
+        lines = (  # (legend, hover, values, dash): the median solid, the mean dashed
+            (_("{name}: median"), _("d_k %{{x}}<br>median %{{y:.2g}}<extra>{name}</extra>"),
+             stats.grad_median, "solid"),
+            (_("{name}: mean"), _("d_k %{{x}}<br>mean %{{y:.2g}}<extra>{name}</extra>"),
+             stats.grad_mean, "dash"),
+        )
+        for legend, hover, y, dash in lines:
+            trace = curve(stats.d_k, y, legend.format(name=name), color,
+                          hover.format(name=name))
             trace.line.dash = dash
             fig.add_trace(trace)
     _dk_axis(fig, stats.d_k.tolist())
-    fig.update_yaxes(type="log", title="‖∂L/∂q‖ / √d_k over queries")
+    fig.update_yaxes(type="log", title=_("‖∂L/∂q‖ / √d_k over queries"))
     return _layout(fig, title)
 
 

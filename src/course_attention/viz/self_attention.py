@@ -9,7 +9,8 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
-from .core import PALETTE, _bars, _layout, _rounded, curve, panel_title, unique_labels
+from ..i18n import N_, _
+from .core import PALETTE, _bars, _layout, _rounded, _shown, curve, panel_title, unique_labels
 
 __all__ = [
     "query_row_figure",
@@ -45,8 +46,8 @@ def query_row_figure(
     if not 0 <= query < len(tokens):
         raise ValueError(f"query={query} is not a position in {len(tokens)} tokens")
     fig = go.Figure(_row_traces(w, tokens, query))
-    fig.update_yaxes(range=[0, 1.1], title="weight")
-    fig.update_xaxes(title="key token")
+    fig.update_yaxes(range=[0, 1.1], title=_("weight"))
+    fig.update_xaxes(title=_("key token"))
     return _layout(fig, title, height=340)
 
 
@@ -66,17 +67,19 @@ def it_weights_figure(
         r = np.asarray(row, dtype=float)
         if r.shape != (len(tokens),):
             raise ValueError(f"{name}: weights of shape {r.shape} for {len(tokens)} tokens")
+        name = _shown(name)  # a chapter's sentence: translated when the catalogue has it
         fig.add_trace(
             go.Bar(
                 x=unique_labels(tokens),
                 y=_rounded(r),
                 name=name,
                 marker_color=color,
-                hovertemplate="key %{x}<br>weight %{y:.3f}<extra>" + name + "</extra>",
+                hovertemplate=_("key %{{x}}<br>weight %{{y:.3f}}<extra>{name}</extra>").format(
+                    name=name),
             )
         )
     fig.update_layout(barmode="group", legend=dict(orientation="h", y=1.1, x=0))
-    fig.update_yaxes(range=[0, 1.05], title="weight of the query 'it'")
+    fig.update_yaxes(range=[0, 1.05], title=_("weight of the query 'it'"))
     return _layout(fig, title, height=360)
 
 
@@ -93,14 +96,16 @@ def recurrence_figure(timing: Any, title: str | None = None) -> go.Figure:
     fig = make_subplots(
         rows=1,
         cols=2,
-        subplot_titles=(panel_title("dependent steps"), panel_title("wall time (milliseconds)")),
+        subplot_titles=(panel_title(N_("dependent steps")),
+                        panel_title(N_("wall time (milliseconds)"))),
     )
     fig.update_annotations(font_size=13)  # the panels' titles: two short lines each
     seq = np.asarray(timing.seq, dtype=float).tolist()
-    curves = {  # name: (dependent steps or None, seconds, colour)
-        "recurrent layer": (timing.recurrence_steps, timing.recurrence_seconds, PALETTE[5]),
-        "self-attention, loop over queries": (None, timing.attention_loop_seconds, PALETTE[2]),
-        "self-attention, one batched call": (
+    curves = {  # name (the legend group: the same in every language): (steps, seconds, colour)
+        N_("recurrent layer"): (timing.recurrence_steps, timing.recurrence_seconds, PALETTE[5]),
+        N_("self-attention, loop over queries"): (None, timing.attention_loop_seconds,
+                                                  PALETTE[2]),
+        N_("self-attention, one batched call"): (
             timing.attention_steps,
             timing.attention_seconds,
             PALETTE[0],
@@ -111,12 +116,12 @@ def recurrence_figure(timing: Any, title: str | None = None) -> go.Figure:
         if steps is not None:
             panels.insert(0, (1, np.asarray(steps, float)))
         for col, y in panels:
-            hover = "T %{x}<br>%{y:.3g}<extra>" + name + "</extra>"
+            hover = _("T %{{x}}<br>%{{y:.3g}}<extra>{name}</extra>").format(name=_(name))
             show = col == panels[0][0]
-            trace = curve(seq, y, name, color, hover, legendgroup=name, showlegend=show)
+            trace = curve(seq, y, _(name), color, hover, legendgroup=name, showlegend=show)
             fig.add_trace(trace, row=1, col=col)
     fig.update_xaxes(
-        type="log", title="sequence length T", tickvals=seq, ticktext=[f"{x:g}" for x in seq]
+        type="log", title=_("sequence length T"), tickvals=seq, ticktext=[f"{x:g}" for x in seq]
     )
     fig.update_yaxes(type="log")
     _layout(fig, title, height=460)

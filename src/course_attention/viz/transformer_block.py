@@ -8,7 +8,8 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
-from .core import PALETTE, _layout, _rounded, curve, slider_figure
+from ..i18n import N_, _
+from .core import PALETTE, _layout, _rounded, _shown, curve, slider_figure
 
 __all__ = [
     "log_ticks",
@@ -59,7 +60,7 @@ def log_ticks(lo: float, hi: float) -> list[float]:
 def gradient_depth_slider(
     norms: Mapping[int, Mapping[str, ArrayLike]],
     title: str | None = None,
-    y_title: str = "gradient norm",
+    y_title: str = N_("gradient norm"),
 ) -> go.Figure:
     """Gradient norm of every layer, one line per norm placement, with a slider over the depth.
 
@@ -79,19 +80,20 @@ def gradient_depth_slider(
             curve(
                 range(1, depth + 1),
                 norms[depth][name],
-                name,
+                _shown(name),  # a chapter's curve: translated when the catalogue has it
                 PALETTE[i % len(PALETTE)],
-                f"{name}<br>layer %{{x}}<br>gradient norm %{{y:.3g}}<extra></extra>",
+                _("{name}<br>layer %{{x}}<br>gradient norm %{{y:.3g}}<extra></extra>").format(
+                    name=_shown(name)),
             )
             for i, name in enumerate(names)
         ]
 
     depths = list(norms)
-    fig = slider_figure(traces, depths, "layers", active=len(depths) - 1, title=title)
-    fig.update_xaxes(title="layer (1 = next to the input)", range=[0.5, max(depths) + 0.5])
+    fig = slider_figure(traces, depths, N_("layers"), active=len(depths) - 1, title=title)
+    fig.update_xaxes(title=_("layer (1 = next to the input)"), range=[0.5, max(depths) + 0.5])
     ticks = log_ticks(lo, hi)
     fig.update_yaxes(
-        title=y_title,
+        title=_shown(y_title),
         type="log",
         range=[lo, hi],
         tickvals=ticks,
@@ -115,12 +117,12 @@ def positions_heatmap(table: ArrayLike, title: str | None = None) -> go.Figure:
             zmin=-1.0,
             zmax=1.0,
             colorscale="RdBu",
-            colorbar=dict(title="value"),
-            hovertemplate="position %{y}<br>feature %{x}<br>value %{z:.3f}<extra></extra>",
+            colorbar=dict(title=_("value")),
+            hovertemplate=_("position %{y}<br>feature %{x}<br>value %{z:.3f}<extra></extra>"),
         )
     )
-    fig.update_yaxes(autorange="reversed", title="position")
-    fig.update_xaxes(title="feature (even: sin, odd: cos)")
+    fig.update_yaxes(autorange="reversed", title=_("position"))
+    fig.update_xaxes(title=_("feature (even: sin, odd: cos)"))
     return _layout(fig, title, height=420)
 
 
@@ -146,13 +148,13 @@ def position_traces(table: ArrayLike, position: int) -> list[go.Bar | go.Scatter
             x=list(range(pe.shape[1])),
             y=_rounded(pe[position]),
             marker_color=PALETTE[0],
-            name="features",
-            hovertemplate="feature %{x}<br>value %{y:.3f}<extra></extra>",
+            name=_("features"),
+            hovertemplate=_("feature %{x}<br>value %{y:.3f}<extra></extra>"),
         ),
         curve(
             range(len(pe)),
             dots,
-            "dot products",
+            _("dot products"),
             PALETTE[1],
             f"PE[{position}] · PE[%{{x}}] = %{{y:.3f}}<extra></extra>",
             xaxis="x2",
@@ -165,9 +167,9 @@ def _position_axes(fig: go.Figure, pe: np.ndarray) -> go.Figure:
     d_model = pe.shape[1]
     fig.update_layout(
         showlegend=False,
-        xaxis=dict(domain=[0, 1], anchor="y", title="feature of the position vector"),
-        yaxis=dict(domain=[0.6, 1], range=[-1.1, 1.1], title="value"),
-        xaxis2=dict(domain=[0, 1], anchor="y2", title="other position j"),
+        xaxis=dict(domain=[0, 1], anchor="y", title=_("feature of the position vector")),
+        yaxis=dict(domain=[0.6, 1], range=[-1.1, 1.1], title=_("value")),
+        xaxis2=dict(domain=[0, 1], anchor="y2", title=_("other position j")),
         yaxis2=dict(
             domain=[0, 0.4], range=[-d_model / 2 - 1, d_model / 2 + 1], title="PE[pos] · PE[j]"
         ),
@@ -195,6 +197,6 @@ def position_slider(
     pe = _check_table(table)
     positions = list(range(len(pe))) if positions is None else [int(p) for p in positions]
     fig = slider_figure(
-        lambda p: position_traces(pe, p), positions, "position", title=title, height=560
+        lambda p: position_traces(pe, p), positions, N_("position"), title=title, height=560
     )
     return _position_axes(fig, pe)
