@@ -22,6 +22,7 @@ from _explorers import (
 from course_attention import induction as ind
 from course_attention import widgets
 from course_attention.explorers import induction as live
+from course_attention.i18n import _
 
 pytestmark = pytest.mark.browser
 
@@ -100,7 +101,7 @@ def check(page, i, root=None, n: int = N_SEQUENCES) -> int:
     for text, culprit in (
         ("3 x 5", "x"),
         (f"1 {config.vocab}", str(config.vocab)),
-        ("   ", "Type"),
+        ("   ", _(live.NO_TOKENS).format(max=config.vocab - 1)),
         (" ".join(["1"] * (config.seq_len + 1)), str(config.seq_len)),
         ("2 -1", "-1"),
         ("1.5", "1.5"),

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.browser
 
 
 def _options(page, i, name):
-    control = next(c for c in spec(page, i)["controls"] if c["name"] == name)
+    control = next(c for c in spec(page, i)["controls"] if c.get("id", c["name"]) == name)
     return [o["value"] for o in control["options"]]
 
 

@@ -53,7 +53,7 @@ def sweep(page, i: int, draw: int, scaled: bool, widths: list[int]) -> int:
     seq_k = len(plotted(page, i)[0]["x"])
     got = page.evaluate(_SWEEP, [i, widths])
     assert [d for d, _, _ in got] == widths
-    assert all(t.endswith(f"d_k = {d}, draw {draw}") for d, _, t in got)
+    assert all(t == scaling.title(d, scaled, draw) for d, _, t in got)  # in the page's language
     np.testing.assert_allclose(
         np.array([y for _, y, _ in got]), expected(draw, scaled, widths, seq_k), rtol=0, atol=1e-12
     )

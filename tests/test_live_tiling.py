@@ -13,7 +13,7 @@ pytestmark = pytest.mark.browser
 
 
 def _control(page, i, name):
-    return next(c for c in spec(page, i)["controls"] if c["name"] == name)
+    return next(c for c in spec(page, i)["controls"] if c.get("id", c["name"]) == name)
 
 
 def check(page, i, root=None) -> int:

@@ -15,6 +15,7 @@ import pytest
 
 from _explorers import load_model, open_page, wait_live
 from _site import SITE, browser, pages, serve
+from course_attention.i18n import using
 
 pytestmark = pytest.mark.browser
 
@@ -50,9 +51,23 @@ LABELLED_JS = """root => Array.from(root.querySelectorAll(
   }).map(el => el.outerHTML.slice(0, 80))"""
 
 
-@pytest.mark.parametrize("path", [p for p in pages() if p.startswith("chapters/")])
+def _explorer_pages() -> list[str]:
+    """The chapters' pages, and their Chinese counterparts where they hold an explorer."""
+    chapters = [p for p in pages() if p.startswith("chapters/")]
+    return chapters + [f"zh/{p}" for p in chapters if (SITE / "zh" / p).exists()
+                       and 'class="plotly-figure ca-explorer"' in (SITE / p).read_text()]
+
+
+@pytest.mark.parametrize("path", _explorer_pages())
 def test_every_explorer_on_the_page_is_live_and_equals_the_package(site, path):
+    """On the Chinese pages the same checks run with the package speaking Chinese: the page's
+    words come from the English run's spec, translated (``course_attention.i18n.outputs``)."""
     base, chromium, report = site
+    with using("zh" if path.startswith("zh/") else "en"):
+        _check_page(base, chromium, report, path)
+
+
+def _check_page(base, chromium, report, path):
     html = (SITE / path).read_text()
     n = html.count('class="plotly-figure ca-explorer"')
     name = Path(path).name

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .i18n import _
+
 __all__ = [
     "VOCAB",
     "VOCAB_SIZE",
@@ -91,10 +93,9 @@ def encode(text: str, strict: bool = False) -> np.ndarray:
     if strict:
         bad = sorted({ch for ch in text if ch not in _ID})
         if bad:
-            raise ValueError(
-                f"characters outside the vocabulary of {VOCAB_SIZE} (newline and printable "
-                f"ASCII): {', '.join(repr(ch) for ch in bad)}"
-            )
+            raise ValueError(_(  # the explorers show it: in the reader's language
+                "characters outside the vocabulary of {size} (newline and printable ASCII): "
+                "{chars}").format(size=VOCAB_SIZE, chars=", ".join(repr(ch) for ch in bad)))
     return np.fromiter((_ID[ch] for ch in clean(text)), dtype=np.int64, count=len(text))
 
 

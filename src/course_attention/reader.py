@@ -595,7 +595,8 @@ def write_reader_notebooks(root: Path, out_dir: Path | None = None,
     repository = project["urls"]["Repository"].rstrip("/")
     site = site_url(repository) + ("" if lang == "en" else f"/{lang}")
     index = BookIndex.build(source, docs, site, bib=root / "references.bib", lang=lang)
-    executed = root / "_build" / "jupyter_execute"
+    # the Chinese book's execution is the English one with its words translated
+    executed = source / "_build" / "jupyter_execute"
     out_dir = out_dir or (root / "notebooks" if lang == "en" else root / "notebooks" / lang)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []

@@ -116,7 +116,7 @@ def controls_spec(controls: dict[str, Any]) -> list[dict[str, Any]]:
     checkboxes, text boxes and areas). Each becomes ``{"id", "name", "type", "label", "value", …}``
     with ``type`` one of ``"range"``, ``"select"``, ``"checkbox"``, ``"text"``. ``id`` is the
     name the page's code uses; ``name``, the same name for readers of the spec, sits under a key
-    whose words the Chinese book translates (:data:`course_attention.i18n.outputs.TEXT_KEYS`),
+    whose words the Chinese book translates (``course_attention.i18n.outputs.TEXT_KEYS``),
     as ``label`` (the widget's description, already in the reader's language) and the options'
     ``label`` do: code never reads them. (So ``name`` is written as the translation would leave
     it: ``_(name)``, the name itself in English.)
@@ -306,11 +306,11 @@ class Explorer:
     def spec(self) -> dict[str, Any] | None:
         """The website's explorer: ``live`` plus the controls read off the widgets (less
         ``live["omit"]``) and the page-only ones (``live["controls"]``), the words the page
-        shows (``text``: :data:`CORE_TEXT` and ``live["text"]``, templates in the current
+        shows (``text``: ``CORE_TEXT`` and ``live["text"]``, templates in the current
         language) and the first state's figure (the page draws it before, and without, the
         live runtime).
 
-        Every word sits under a key of :data:`course_attention.i18n.outputs.TEXT_KEYS`
+        Every word sits under a key of ``course_attention.i18n.outputs.TEXT_KEYS``
         (``label``, ``description``, ``text``), since the Chinese book translates those of the
         English spec; nothing the code reads does (the controls' ``id``, option values, data).
         """

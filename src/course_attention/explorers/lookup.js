@@ -13,7 +13,8 @@
     // much its (over-estimated) box overlaps the keys' labels and markers or leaves the plane.
     var L = d.labels, POS = L.positions; // POS: [name, dx, dy] in the Python order
     function box(tip, word, dx, dy, scale) {
-      var w = L.char * L.font * word.length, h = L.font;
+      var wide = (word.match(/[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]/g) || []).length;
+      var w = (L.wide * wide + L.char * (word.length - wide)) * L.font, h = L.font;
       var cx = tip[0] * scale + dx * (L.gap + w / 2), cy = tip[1] * scale + dy * (L.gap + h / 2);
       return [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2];
     }

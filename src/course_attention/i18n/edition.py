@@ -88,8 +88,7 @@ def write_book(root: Path, out: Path | None = None, executed: Path | None = None
         "html_search_language": "zh",
         "course_attention_plotly_dir": str(up / "_vendor" / "plotly"),
         "course_attention_language": "zh",
-        "course_attention_notice": "中文版：除课程地图外，图中的文字、交互图的控件和练习检查器的"
-        "提示目前仍是英文。",
+        "course_attention_notice": "中文版：API 参考中的文档字符串和代码里的名字仍是英文。",
         "course_attention_reader_dir": "notebooks/zh",
         "course_attention_reader_path": str(up / "notebooks" / "zh"),
         # myst-nb's own labels of a collapsed cell (Sphinx's catalogues do not hold them)

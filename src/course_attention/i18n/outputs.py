@@ -32,6 +32,7 @@ TEXT_KEYS = frozenset({"text", "title", "name", "hovertemplate", "texttemplate",
                        "label", "description", "placeholder", "legendgrouptitle", "prefix"})
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 _EXPLORER_PREFIX = "application/vnd.course-attention"
+_GLUE_PREFIX = "application/papermill.record/"
 _FIELD = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)(?:![rsa])?(?::[^{}]*)?\}")
 _WORDS = re.compile(r"[A-Za-z]")
 _ENGLISH_WORD = re.compile(r"[A-Za-z]{2,}")
@@ -277,9 +278,10 @@ def translate_output(output: dict[str, Any], tr: Translator) -> dict[str, Any]:
         return out
     new = {}
     for mime, value in data.items():
-        if mime == PLOTLY_MIME or mime.startswith(_EXPLORER_PREFIX):
+        kind = mime.removeprefix(_GLUE_PREFIX)  # a glued value's mime type carries a prefix
+        if kind == PLOTLY_MIME or kind.startswith(_EXPLORER_PREFIX):
             new[mime] = tr.json(value)
-        elif mime == "text/plain" or mime == "text/markdown":
+        elif kind == "text/plain" or kind == "text/markdown":
             new[mime] = _lines(value, tr)
         else:
             new[mime] = value

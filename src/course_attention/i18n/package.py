@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import string
 from collections import defaultdict
 from pathlib import Path
@@ -72,7 +73,8 @@ def package_strings(package: Path = PACKAGE) -> list[tuple[str, str]]:
 
 def chapter_strings(root: Path = ROOT) -> list[tuple[str, str]]:
     """(text, ``chapters/<name>:<cell>``) of the figure titles the chapters' code passes, of the
-    names of runs it passes to ``viz`` (strings with a space: ``"GPT, validation"``), and of the
+    names of runs it passes to ``viz`` (strings with a space: ``"GPT, validation"``; the keys of
+    a dict of runs in a cell that draws), and of the
     texts it glues into the prose through ``_()`` (``from course_attention.i18n import _``)."""
     found = []
     for path in sorted((root / "chapters").glob("*.ipynb")):
@@ -96,6 +98,10 @@ def chapter_strings(root: Path = ROOT) -> list[tuple[str, str]]:
                     texts += [c.value for a in args for c in ast.walk(a)
                               if isinstance(c, ast.Constant) and isinstance(c.value, str)
                               and " " in c.value.strip()]
+            if any(_is_figure_call(node) for node in ast.walk(tree)):  # the runs' names: legend
+                texts += [key.value for node in ast.walk(tree) if isinstance(node, ast.Dict)
+                          for key in node.keys if isinstance(key, ast.Constant)
+                          and isinstance(key.value, str) and re.search("[A-Za-z]{2}", key.value)]
             found += [(text, f"chapters/{path.stem}:{k}") for text in texts]
     return found
 

@@ -88,7 +88,7 @@ def wrap_title(title: str | None, width: int = TITLE_CHARS) -> str | None:
     (``<sup>`` …) is left as it is (it is the explorers' words: the live pages compare them),
     and so is a line in Chinese (its breaks are the translation's own ``<br>``; the Chinese
     book re-joins the English lines this wrap broke and translates them as one,
-    :class:`course_attention.i18n.outputs.Translator`).
+    ``course_attention.i18n.outputs.Translator``).
     """
     if title is None:
         return None
@@ -134,7 +134,7 @@ def axis_title(text: str) -> str:
 def _shown(text: str) -> str:
     """An English text made outside the figure (a chapter's title or legend name), in the
     reader's language: a catalogue entry, or one with its fields filled, translated as the
-    Chinese book translates the English figure (:class:`course_attention.i18n.outputs.Translator`);
+    Chinese book translates the English figure (``course_attention.i18n.outputs.Translator``);
     itself when no entry made it."""
     if language() == "en" or not isinstance(text, str):
         return text

@@ -153,7 +153,7 @@ def head_frames(weights: ArrayLike) -> tuple[list[str], np.ndarray]:
     Introduced in chapter 7. ``weights`` ``(layers, heads, seq_t, seq_s)`` → names like
     ``"layer 1 · head 2"`` and ``"layer 2 · average"`` (counted from 1) and the maps
     ``(layers * (heads + 1), seq_t, seq_s)``, layer by layer. The names are English in every
-    language (a slider's frames are found by them); :func:`_frame_labels` shows them.
+    language (a slider's frames are found by them); ``_frame_labels`` shows them.
     """
     w = np.asarray(weights, dtype=float)
     if w.ndim != 4 or 0 in w.shape:

@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
-from ..i18n import N_, _
+from ..i18n import N_, _, language
 from .core import (
     PALETTE,
     PANEL_CHARS,
@@ -23,7 +23,6 @@ from .core import (
     axis_title,
     curve,
     heatmap_trace,
-    panel_title,
     slider_figure,
     wrap_title,
 )
@@ -146,14 +145,20 @@ def _pair(
     return one, two
 
 
+#: The lines of the chapters' panel names as a panel wraps them ("layer 0 · head 1: previous
+#: token" → "layer 0 ·", "head 1", "previous token"), each translated on its own.
+PANEL_WORDS = (N_("layer {layer} ·"), N_("head {head}"), N_("previous token"), N_("induction"))
+
+
 def _two_panels(fig: go.Figure, names: tuple[str, str], labels: Sequence[str]) -> go.Figure:
     """Side by side, each panel titled on two lines (``": "`` breaks the line, so the two
     titles do not run into each other), with position ticks every few rows and columns (the
-    labels are ``"position:token"``; hover shows them whole). Each line of a name is
-    translated on its own (a chapter's name: ``"layer 0 · head 1: previous token"``)."""
-    short = tuple(panel_title("<br>".join(_shown(part) for part in n.split(": ")))
-                  for n in names)
+    labels are ``"position:token"``; hover shows them whole). Each line of a name, as the
+    panel wraps it, is translated on its own (a chapter's name: ``"layer 0 · head 1: previous
+    token"``; :data:`PANEL_WORDS`)."""
     english = [wrap_title(n.replace(": ", "<br>"), PANEL_CHARS) or "" for n in names]
+    # in another language: the English lines translated, as the Chinese book translates them
+    short = tuple(english) if language() == "en" else tuple(_shown(e) for e in english)
     fig = _panels(fig, short, N_("key position"), N_("query position"), ticklabels=True)
     fig.update_annotations(font_size=11)  # a panel is about 80 px wide on a phone
     step = max(1, len(labels) // 6)

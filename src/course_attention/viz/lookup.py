@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -73,13 +74,26 @@ def _plane_scales(x_span: float, y_span: float, domain: float, height: int) -> l
     return [min((w - 80) * domain / x_span, (height - 110) / y_span) for w in _FIGURE_WIDTHS_PX]
 
 
+#: A Chinese character's width in em (a full em: twice a Latin letter's, about).
+_WIDE_EM = 1.0
+#: The wide characters (CJK and full-width forms); ``lookup.js`` uses the same ranges.
+_WIDE = re.compile("[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]")
+
+
+def _text_em(word: str) -> float:
+    """The over-estimated width of ``word`` in em: ``_CHAR_EM`` a letter, ``_WIDE_EM`` a
+    Chinese character (the query's label is 查询 on the Chinese site)."""
+    wide = len(_WIDE.findall(word))
+    return _WIDE_EM * wide + _CHAR_EM * (len(word) - wide)
+
+
 def _label_box(tip: np.ndarray, word: str, position: str, scale: float) -> np.ndarray:
     """The screen box ``(left, bottom, right, top)`` in px (y up) of ``word`` at ``position``.
 
     The width is an over-estimate (``_CHAR_EM`` a character), so boxes that miss here miss
     drawn.
     """
-    w, h = _CHAR_EM * _FONT_PX * len(word), _FONT_PX
+    w, h = _text_em(word) * _FONT_PX, _FONT_PX
     dx, dy = _TEXT_POSITIONS[position]
     cx = tip[0] * scale + dx * (_GAP_PX + w / 2)
     cy = tip[1] * scale + dy * (_GAP_PX + h / 2)
@@ -139,13 +153,15 @@ def label_positions(
     return out[len(taken):]
 
 
-def label_spec(keys: Sequence[str] = LOOKUP_KEYS, label: str = "query") -> dict:
-    """What ``lookup.js`` needs to place the query's label as :func:`query_label_position`."""
+def label_spec(keys: Sequence[str] = LOOKUP_KEYS, label: str | None = None) -> dict:
+    """What ``lookup.js`` needs to place the query's label as :func:`query_label_position`
+    (``label``: the query's, by default "query" in the reader's language)."""
+    label = _("query") if label is None else label
     span = 2 * LOOKUP_PLANE
     return {"positions": [[n, *d] for n, d in _TEXT_POSITIONS.items()],
             "keys": key_label_positions(keys), "label": label,
             "scales": _plane_scales(span, span, 0.36, 430), "font": _FONT_PX, "gap": _GAP_PX,
-            "char": _CHAR_EM}
+            "char": _CHAR_EM, "wide": _WIDE_EM}
 
 
 def key_label_positions(keys: Sequence[str] = LOOKUP_KEYS) -> list[str]:
@@ -158,7 +174,7 @@ def key_label_positions(keys: Sequence[str] = LOOKUP_KEYS) -> list[str]:
 
 
 def query_label_position(
-    query: ArrayLike, keys: Sequence[str] = LOOKUP_KEYS, label: str = "query"
+    query: ArrayLike, keys: Sequence[str] = LOOKUP_KEYS, label: str | None = None
 ) -> str:
     """Where the query's label goes on the soft look-up plane, the keys' labels placed.
 
@@ -167,6 +183,7 @@ def query_label_position(
     """
     from .. import toy
 
+    label = _("query") if label is None else label  # the label the figure draws
     span, lim = 2 * LOOKUP_PLANE, LOOKUP_PLANE
     K = toy.word_matrix(list(keys))  # (n_keys, 2)
     taken = list(zip(K, keys, key_label_positions(keys), strict=True))
