@@ -60,7 +60,7 @@ def test_outputs_glued_texts_and_the_checkers_inputs() -> None:
 
 def test_a_figure_translates_its_words_and_keeps_its_data_and_frame_names() -> None:
     tr = Translator(CATALOGUE)
-    fig = {"data": [{"type": "bar", "name": "query", "x": ["query"], "y": [1.0],
+    fig = {"data": [{"type": "bar", "name": "query", "x": ["apple", "query"], "y": [1.0, 2.0],
                      "hovertemplate": "weights of query %{x}"}],
            "layout": {"title": {"text": "weights of query 1", "font": {"size": 14}}},
            "frames": [{"name": "query", "data": [{"name": "query"}]}]}
@@ -68,7 +68,8 @@ def test_a_figure_translates_its_words_and_keeps_its_data_and_frame_names() -> N
                             "data": {"application/vnd.plotly.v1+json": fig}}, tr)
     done = out["data"]["application/vnd.plotly.v1+json"]
     assert done["data"][0]["name"] == "查询"
-    assert done["data"][0]["x"] == ["query"]  # data, not words
+    assert done["data"][0]["x"] == ["apple", "查询"]  # a category that is an entry is a word
+    assert done["data"][0]["y"] == [1.0, 2.0]
     assert done["data"][0]["hovertemplate"] == "查询 %{x} 的权重"
     assert done["layout"]["title"] == {"text": "查询 1 的权重", "font": {"size": 14}}
     assert done["frames"][0]["name"] == "query"  # the slider finds its frame by this name

@@ -33,6 +33,7 @@ TEXT_KEYS = frozenset({"text", "title", "name", "hovertemplate", "texttemplate",
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 _EXPLORER_PREFIX = "application/vnd.course-attention"
 _GLUE_PREFIX = "application/papermill.record/"
+_CATEGORY_KEYS = frozenset({"x", "y"})
 _FIELD = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)(?:![rsa])?(?::[^{}]*)?\}")
 _WORDS = re.compile(r"[A-Za-z]")
 _ENGLISH_WORD = re.compile(r"[A-Za-z]{2,}")
@@ -222,8 +223,17 @@ class Translator:
             return [self.json(v) for v in value]
         if isinstance(value, dict):
             return {k: (self.words(v) if k in TEXT_KEYS and not _is_figure_part(v)
-                        else self._frames(v) if k == "frames" else self.json(v))
+                        else self._frames(v) if k == "frames"
+                        else self._categories(v) if k in _CATEGORY_KEYS else self.json(v))
                     for k, v in value.items()}
+        return value
+
+    def _categories(self, value: Any) -> Any:
+        """A trace's ``x`` or ``y``: a category that is a catalogue entry as a whole ("all
+        others", "step 3") is a word; any other value is data and stays."""
+        if isinstance(value, list):
+            return [self.exact.get(v, v) if isinstance(v, str) else self._categories(v)
+                    for v in value]
         return value
 
     def _frames(self, frames: Any) -> Any:

@@ -126,7 +126,7 @@ def next_char_traces(
     """
     p = _check_probs(probs, shown, vocab)
     values = [*p[list(shown)], max(0.0, 1.0 - p[list(shown)].sum())]
-    labels = [char_label(vocab[i]) for i in shown] + ["all others"]
+    labels = [char_label(vocab[i]) for i in shown] + [_("all others")]
     bars = go.Bar(
         x=labels,
         y=_rounded(values),

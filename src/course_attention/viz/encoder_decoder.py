@@ -308,7 +308,7 @@ def decoding_traces(steps: Any, step: int) -> tuple[go.Heatmap, go.Bar, go.Scatt
     w = _check_steps(steps)
     if not 0 <= step < len(w):
         raise ValueError(f"step={step} is not an index into {len(w)} decoding steps")
-    rows = [f"step {i + 1}" for i in range(len(w))]
+    rows = [_(f"step {i + 1}") for i in range(len(w))]  # explorers.decoding.STEP_ROWS
     shown = np.where(np.arange(len(w))[:, None] <= step, w, np.nan)  # (steps, seq_s)
     heat = go.Heatmap(
         z=[[None if np.isnan(v) else v for v in row] for row in _rounded(shown)],

@@ -145,8 +145,8 @@ def _pair(
     return one, two
 
 
-#: The lines of the chapters' panel names as a panel wraps them ("layer 0 · head 1: previous
-#: token" → "layer 0 ·", "head 1", "previous token"), each translated on its own.
+#: The lines of the chapters' panel names as a panel wraps them, each translated on its own
+#: (a name "layer 0 · head 1" + "previous token" gives "layer 0 ·", "head 1", "previous token").
 PANEL_WORDS = (N_("layer {layer} ·"), N_("head {head}"), N_("previous token"), N_("induction"))
 
 

@@ -74,7 +74,7 @@ def _plane_scales(x_span: float, y_span: float, domain: float, height: int) -> l
     return [min((w - 80) * domain / x_span, (height - 110) / y_span) for w in _FIGURE_WIDTHS_PX]
 
 
-#: A Chinese character's width in em (a full em: twice a Latin letter's, about).
+#: A Chinese character's width in em (a full em, about twice a Latin letter's).
 _WIDE_EM = 1.0
 #: The wide characters (CJK and full-width forms); ``lookup.js`` uses the same ranges.
 _WIDE = re.compile("[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]")
