@@ -6,7 +6,6 @@ the Okabe–Ito palette for categories.
 
 from __future__ import annotations
 
-import html
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -18,6 +17,7 @@ import plotly.io as pio  # plotly's renderers: imported with the chapter, not at
 from numpy.typing import ArrayLike
 
 from ..i18n import _, language
+from ..i18n.outputs import _wrap  # one word wrap: the figures' and the translator's
 
 __all__ = [
     "unique_labels",
@@ -69,16 +69,6 @@ _TEMPLATE: go.layout.Template | None = None
 #: (a 327 px figure); plotly does not wrap titles, so :func:`wrap_title` breaks longer ones.
 TITLE_SIZE = 16
 TITLE_CHARS = 34
-
-
-def _wrap(text: str, width: int) -> list[str]:
-    lines: list[str] = []
-    for word in text.split(" "):
-        if lines and len(html.unescape(lines[-1] + " " + word)) <= width:
-            lines[-1] += " " + word
-        else:
-            lines.append(word)
-    return lines
 
 
 def wrap_title(title: str | None, width: int = TITLE_CHARS) -> str | None:
