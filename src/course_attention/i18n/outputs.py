@@ -45,7 +45,8 @@ _MARKUP = re.compile(r"<[^>]*>|%\{[^}]*\}")  # tags and plotly's %{x}: not words
 class _Template:
     def __init__(self, english: str, chinese: str) -> None:
         self.chinese = chinese
-        pattern, names, literal = [], [], []
+        pattern: list[str] = []
+        names: list[str] = []
         # a field spans lines only where its template does ("{what}\n  Hint: {hint}"): a one-line
         # template's field must not swallow the next lines of a message
         field = ".+?" if "\n" in english else "[^\n]+?"
@@ -55,7 +56,6 @@ class _Template:
         self.literals: list[str] = [""]  # the text around them: len(order) + 1 pieces
         for text, name, _spec, _conv in string.Formatter().parse(english):
             pattern.append(re.escape(text))
-            literal.append(text)
             self.literals[-1] += text
             if name is None:
                 continue
@@ -68,8 +68,8 @@ class _Template:
                 names.append(name)
         self.field = re.compile(field, re.DOTALL)
         self.regex = re.compile("".join(pattern), re.DOTALL)
-        self.anchor = max(literal, key=len)  # a quick test before the regex
-        self.weight = sum(map(len, literal))
+        self.anchor = max(self.literals, key=len)  # a quick test before the regex
+        self.weight = sum(map(len, self.literals))
 
     def splits(self, text: str, limit: int = 64) -> list[dict[str, str]]:
         """The ways ``text`` is this template with its fields filled, the shortest first fields
