@@ -90,3 +90,36 @@ FIGURES_DRAWN_JS = (
 def wait_for_figures(page: object, expected: int, timeout: int = 10000) -> None:
     """Wait until ``expected`` plotly figures are drawn on ``page`` (a playwright page)."""
     page.wait_for_function(FIGURES_DRAWN_JS, arg=expected, timeout=timeout)
+
+
+#: What a page shows of notebook-only outputs: an element of an explorer's saved first state
+#: (``ca-static-<id>``), the notes that say "run this cell", and every figure's data, to find
+#: one drawn twice (an explorer's saved figure beside the live one).
+NOTEBOOK_ONLY_JS = """() => ({
+  static: document.querySelectorAll('[class*="ca-static-"]').length,
+  text: document.querySelector('article') ? document.querySelector('article').innerText : '',
+  figures: Array.from(document.querySelectorAll('.js-plotly-plot')).map(gd =>
+    JSON.stringify([gd.data, (gd.layout.title || {}).text || null])),
+})"""
+
+
+def notebook_only_texts() -> list[str]:
+    """The explorer notes meant for a notebook (English and Chinese): never on a web page."""
+    from course_attention.explorers import core
+    from course_attention.i18n import _, using
+
+    texts = []
+    for lang in ("en", "zh"):
+        with using(lang):
+            texts += [_(core.SAVED_NOTE), _(core.REOPEN_NOTE)]
+    return texts
+
+
+def assert_shows_nothing_meant_for_a_notebook(page: object, path: str) -> None:
+    """A web page draws each explorer once and shows no note or element meant for a notebook."""
+    seen = page.evaluate(NOTEBOOK_ONLY_JS)
+    assert not seen["static"], f"{path}: {seen['static']} elements of a saved first state"
+    notes = [t[:40] for t in notebook_only_texts() if t in seen["text"]]
+    assert not notes, f"{path}: notes meant for a notebook: {notes}"
+    twice = {f for f in seen["figures"] if seen["figures"].count(f) > 1}
+    assert not twice, f"{path}: {len(twice)} figure(s) drawn twice"

@@ -1,18 +1,29 @@
-"""Execute every reader notebook the way Colab would: Colab's library versions and renderer.
+"""Execute every chapter as on another computer: Colab's library versions and another CPU's kernels.
 
-Colab opens the reader editions (``notebooks/``, written from ``chapters/`` by ``make
-notebooks``), so those are what this runs.
+``make test`` executes the book three times: the strict build (this machine's kernels, the
+book's library versions), this run, and the JupyterLab check of the reader editions. This run is
+the "any computer" one, run by ``make colab-check`` inside ``.venv-colab``:
 
-Run by ``make colab-check`` inside ``.venv-colab``: plotly 5.24.1, ipywidgets 7.7.1 and
-transformers 4.57.6 (Colab's runtime; chapter 8 converts its GPT to Hugging Face's), the oldest
-numpy that pyproject.toml admits, and the course installed on top without upgrading any of them.
-``COLAB_RELEASE_TAG`` (set by Colab) switches ``ca.setup`` to the Colab renderer; the check
-asserts that every figure went through it.
+* **Colab's libraries**: plotly 5.24.1, ipywidgets 7.7.1 and transformers 4.57.6 (Colab's
+  runtime), the oldest numpy that pyproject.toml admits, the course installed on top without
+  upgrading any of them. ``COLAB_RELEASE_TAG`` (set by Colab) switches ``ca.setup`` to the Colab
+  renderer; the check asserts that every figure went through it.
+* **Another CPU's kernels**: torch's kernels for a CPU capability other than this machine's
+  (``ATEN_CPU_CAPABILITY``: ``avx2`` on an AVX512 machine, ``default`` on an AVX2 one) and
+  numpy's OpenBLAS for another core type (``OPENBLAS_CORETYPE``). Trained models come out
+  differently there, as on a reader's computer; every chapter assertion must still hold.
+
+It runs ``chapters/`` (the sources, glue included): the reader editions run the same code but
+for the glue lines (``tests/test_reader_notebooks.py``), and the JupyterLab check runs them.
+Each chapter's glued values go to ``_build/other_kernels/<name>.glue.json``, with the kernels
+used in ``kernels.json``; ``tests/drift.py`` compares them with the strict build's.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -25,15 +36,81 @@ from _notebooks import ROOT, execute, notebooks  # noqa: E402
 COLAB_HTML = "s.onload = draw"  # the Colab renderer waits for plotly.js before drawing
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"  # what Colab draws of an explorer
 EXPLORER_MIME = "application/vnd.course-attention.explorer+json"  # what the website draws
+OUT = ROOT / "_build" / "other_kernels"
+
+#: torch's CPU capability -> the one this run asks for (``ATEN_CPU_CAPABILITY``).
+OTHER_CAPABILITY = {"AVX512": "avx2", "AVX2": "default"}
+#: OpenBLAS's x86-64 core types by the widest vector kernels they use -> an older core type
+#: with narrower ones (AVX512 -> AVX2 -> AVX -> SSE).
+OTHER_CORE = {"SapphireRapids": "Haswell", "Cooperlake": "Haswell", "SkylakeX": "Haswell",
+              "Zen": "Sandybridge", "Haswell": "Sandybridge", "Sandybridge": "Nehalem",
+              "Nehalem": "Prescott"}
+
+_PROBE = """
+import ctypes, json, numpy, torch
+def corename():
+    libs = sorted({l.split()[-1] for l in open('/proc/self/maps') if 'openblas' in l.lower()
+                   and '.so' in l})
+    for lib in libs:
+        handle = ctypes.CDLL(lib)
+        for fn in ('openblas_get_corename', 'openblas_get_corename64_',
+                   'scipy_openblas_get_corename64_', 'scipy_openblas_get_corename'):
+            f = getattr(handle, fn, None)
+            if f is not None:
+                f.restype = ctypes.c_char_p
+                return f().decode()
+    return None
+print(json.dumps({'torch': torch.backends.cpu.get_cpu_capability(), 'openblas': corename()}))
+"""
+
+
+def kernels(env: dict[str, str] | None = None) -> dict[str, str | None]:
+    """The kernels a Python started with ``env`` uses: torch's capability, OpenBLAS's core."""
+    done = subprocess.run([sys.executable, "-c", _PROBE], env=env, capture_output=True,
+                          text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def other_kernel_env() -> dict[str, str]:
+    """Environment variables that make torch and OpenBLAS pick kernels this machine does not."""
+    base = {k: v for k, v in os.environ.items()
+            if k not in ("ATEN_CPU_CAPABILITY", "OPENBLAS_CORETYPE")}
+    native = kernels(base)
+    chosen: dict[str, str] = {}
+    capability = OTHER_CAPABILITY.get(str(native["torch"]).upper())
+    if capability:
+        chosen["ATEN_CPU_CAPABILITY"] = capability
+    core = native["openblas"]
+    if core in OTHER_CORE:
+        chosen["OPENBLAS_CORETYPE"] = OTHER_CORE[core]
+    elif core and core.upper().startswith(("NEOVERSE", "CORTEX", "ARMV8SVE", "A64FX")):
+        chosen["OPENBLAS_CORETYPE"] = "ARMV8"
+    return chosen
+
+
+def glued(nb) -> dict[str, dict]:
+    """A notebook's glued values as myst-nb's ``<name>.glue.json`` stores them."""
+    found = {}
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            name = out.get("metadata", {}).get("scrapbook", {}).get("name")
+            if name:
+                prefix = out["metadata"]["scrapbook"]["mime_prefix"]
+                data = {k.removeprefix(prefix): v for k, v in out["data"].items()}
+                found[name] = {"output_type": out["output_type"], "metadata": out["metadata"],
+                               "data": data}
+    return found
 
 
 def check(path: Path) -> tuple[bool, str]:
-    """Run one reader notebook; (passed, the line to print)."""
+    """Run one chapter; (passed, the line to print). Its glued values go to :data:`OUT`."""
     start = time.perf_counter()
     try:
-        nb, _ = execute(path)
+        nb, _ = execute(path, timeout=300)
     except Exception as error:  # noqa: BLE001 - report every chapter, then fail
-        return False, f"FAIL {path.stem}: {type(error).__name__}: {str(error)[-400:]}"
+        return False, f"FAIL {path.stem}: {type(error).__name__}: {str(error)[-600:]}"
+    (OUT / f"{path.stem}.glue.json").write_text(json.dumps(glued(nb), indent=1),
+                                                encoding="utf-8")
     outputs = [o for c in nb.cells for o in c.get("outputs", []) if "data" in o]
     colab = sum(COLAB_HTML in o["data"].get("text/html", "") for o in outputs)
     plotly_json = sum("application/vnd.plotly.v1+json" in o["data"] for o in outputs)
@@ -47,11 +124,23 @@ def check(path: Path) -> tuple[bool, str]:
                   f"explorers (widget + page spec), {time.perf_counter() - start:.1f} s")
 
 
-def main() -> int:
+def main(names: list[str]) -> int:
     os.environ.setdefault("COLAB_RELEASE_TAG", "colab-like-check")
+    other = other_kernel_env()
+    native = kernels({k: v for k, v in os.environ.items() if k not in other})
+    os.environ.update(other)  # the kernels inherit them
+    used = kernels(dict(os.environ))
     libs = ("numpy", "plotly", "ipywidgets", "torch", "ipykernel", "transformers")
     print("versions:", ", ".join(f"{name} {version(name)}" for name in libs))
-    paths = [ROOT / "notebooks" / chapter.name for chapter in notebooks()]
+    print(f"kernels: this machine's torch {native['torch']}, OpenBLAS {native['openblas']}; "
+          f"this run's torch {used['torch']}, OpenBLAS {used['openblas']} "
+          f"({' '.join(f'{k}={v}' for k, v in other.items()) or 'no other kernels here'})")
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "kernels.json").write_text(json.dumps({"native": native, "other": used, "env": other},
+                                                 indent=1), encoding="utf-8")
+    paths = [p for p in notebooks() if not names or any(p.stem.startswith(n) for n in names)]
+    for path in paths:
+        (OUT / f"{path.stem}.glue.json").unlink(missing_ok=True)
     # two kernels at a time, one per core (the chapters' timings interleave what they compare)
     with ProcessPoolExecutor(max_workers=2) as pool:
         results = list(pool.map(check, paths))
@@ -62,5 +151,5 @@ def main() -> int:
     return 0 if passed == len(results) else 1
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # python tests/colab_like.py [CHAPTER ...]  (e.g. 08: its prefix)
+    sys.exit(main(sys.argv[1:]))

@@ -8,7 +8,16 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from _site import FIGURES_JS, KNOWN_CONSOLE_ERRORS, SITE, browser, pages, serve, wait_for_figures
+from _site import (
+    FIGURES_JS,
+    KNOWN_CONSOLE_ERRORS,
+    SITE,
+    assert_shows_nothing_meant_for_a_notebook,
+    browser,
+    pages,
+    serve,
+    wait_for_figures,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -65,6 +74,7 @@ def test_page_draws_its_figures_and_sliders_change_data(site, path):
     assert len(figures) == expected, f"{path}: {len(figures)} of {expected} figures drew"
     for fig in figures:
         assert fig["drawn"] and fig["traces"] > 0, f"{path}: figure {fig['id']} is empty"
+    assert_shows_nothing_meant_for_a_notebook(page, path)
     for i, fig in enumerate(figures):
         if not fig["sliders"]:
             continue

@@ -11,7 +11,16 @@ import re
 
 import pytest
 
-from _site import FIGURES_JS, KNOWN_CONSOLE_ERRORS, SITE, browser, pages, serve, wait_for_figures
+from _site import (
+    FIGURES_JS,
+    KNOWN_CONSOLE_ERRORS,
+    SITE,
+    assert_shows_nothing_meant_for_a_notebook,
+    browser,
+    pages,
+    serve,
+    wait_for_figures,
+)
 from i18n_checks import english_runs
 
 ZH = SITE / "zh"
@@ -80,6 +89,7 @@ def test_chinese_page_reads_in_chinese_and_draws_its_figures(site, path: str) ->
     wait_for_figures(page, html.count('class="plotly-graph-div"'))
     for fig in page.evaluate(FIGURES_JS):
         assert fig["drawn"] and fig["traces"] > 0, f"{path}: figure {fig['id']} is empty"
+    assert_shows_nothing_meant_for_a_notebook(page, path)
     # The prose (paragraphs and list items outside code, math and figures) is Chinese: most of
     # it carries Chinese characters; what does not is code names, numbers and formulas. The
     # API reference's docstrings (autodoc) and the bibliography's entries stay English.

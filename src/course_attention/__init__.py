@@ -16,7 +16,7 @@ import sys
 import numpy as np
 
 __version__ = "0.1.0"
-__all__ = ["setup", "in_colab", "glue", "__version__"]
+__all__ = ["setup", "in_colab", "glue", "glue_varies", "VARIES", "__version__"]
 
 
 def in_colab() -> bool:
@@ -59,6 +59,28 @@ def glue(name: str | None = None, value: object = None, /, **values: object) -> 
     the teaching code: one line, or a cell the site hides). Writes the same output as
     ``myst_nb.glue(..., display=False)`` (myst-nb is only installed for the book, not in Colab).
     """
+    return _glue(name, value, values, varies=False)
+
+
+#: The mark :func:`glue_varies` leaves in a glued value's output metadata (read by the reader
+#: editions and by the drift check of ``make test``).
+VARIES = "course_attention"
+
+
+def glue_varies(name: str | None = None, value: object = None, /, **values: object) -> object:
+    """:func:`glue` for a value that is the build's own example, not every reader's number.
+
+    Floats differ between CPUs (torch and BLAS pick kernels by CPU), and a model trained in the
+    notebook differs visibly: its accuracies, losses and generated text are the build's. Glue
+    such values with this function; the prose around them says how they vary (their spread
+    across computers and seeds, or "in the build, …"). The reader editions mark them, and
+    ``make test`` records how far they move on other kernels instead of requiring them equal.
+    Everything else glued with :func:`glue` must print the same on any computer.
+    """
+    return _glue(name, value, values, varies=True)
+
+
+def _glue(name: str | None, value: object, values: dict[str, object], varies: bool) -> object:
     if name is not None:
         if values:
             raise ValueError("glue: give either one name and value, or keyword values, not both")
@@ -66,11 +88,11 @@ def glue(name: str | None = None, value: object = None, /, **values: object) -> 
     elif not values:
         raise ValueError("glue: nothing to store; call glue(name, value) or glue(name=value, ...)")
     for key, item in values.items():
-        _glue_one(key, item)
+        _glue_one(key, item, varies)
     return value if name is not None else None
 
 
-def _glue_one(name: str, value: object) -> None:
+def _glue_one(name: str, value: object, varies: bool = False) -> None:
     from IPython import get_ipython
     from IPython.core.formatters import format_display_data
     from IPython.display import display
@@ -81,4 +103,6 @@ def _glue_one(name: str, value: object) -> None:
         bundle, metadata = format_display_data(value)
         prefix = "application/papermill.record/"
         metadata["scrapbook"] = {"name": name, "mime_prefix": prefix}
+        if varies:
+            metadata[VARIES] = {"varies": True}
         display({prefix + k: v for k, v in bundle.items()}, raw=True, metadata=metadata)

@@ -81,11 +81,14 @@ class ExplorerMimeRenderer:
 
     @staticmethod
     def handle_mime(renderer: Any, data: Any, inline: bool) -> list | None:
+        from docutils import nodes
+
         if data.mime_type == STATIC_MIME:
-            return []
+            # Not []: myst-nb drops a mime type that renders no node, and the bundle then falls
+            # back to its plotly and HTML copies, so the page would draw the explorer twice.
+            return [nodes.comment("", "an explorer's saved first state: the page runs it live")]
         if data.mime_type != EXPLORER_MIME:
             return None
-        from docutils import nodes
 
         content = data.content
         spec = dict(json.loads(content) if isinstance(content, (str, bytes)) else content)

@@ -53,10 +53,14 @@ RAW_MYST = re.compile(
     r"\{glue|\{ref\}|\{cite|\{numref\}|\{doc\}|\{term\}|^\s*:::|^\s*```\{|^\([^)\s]+\)=\s*$",
     re.MULTILINE,
 )
-#: Glued values measured by `timing` cells differ from build to build; they are wrapped in this
-#: span so that the staleness check can compare everything else.
-TIMING_SPAN = '<span title="measured when the book was built">{}</span>'
-TIMING_RE = re.compile(r'<span title="measured when the book was built">[^<]*</span>')
+#: Every glued value is written in wrapped in this span: its name and format (``data-glue``) and
+#: what kind of number it is (``title``, shown on hover): the same on every computer, the build's
+#: example (``ca.glue_varies``: a trained model's numbers) or a timing. The staleness check
+#: compares everything but the text inside, which differs between computers.
+GLUE_SPAN = '<span title="{title}" data-glue="{key}">{text}</span>'
+GLUE_RE = re.compile(r'(<span title="[^"<]*" data-glue="[^"<]*">)[^<]*(</span>)')
+#: The kinds of glued value (``READER_WORDS[lang]["glue_<kind>"]`` is the title).
+GLUE_KINDS = ("same", "varies", "timing")
 ADMONITIONS = {
     "note": "Note",
     "tip": "Tip",
@@ -253,12 +257,14 @@ def convert_markdown(
     doc: str,
     index: BookIndex,
     glue: dict[str, str],
-    timing: set[str],
+    kinds: dict[str, str],
     state: _State | None = None,
 ) -> str:
-    """One MyST Markdown cell of ``doc`` as Markdown that Jupyter renders."""
+    """One MyST Markdown cell of ``doc`` as Markdown that Jupyter renders.
+
+    ``kinds`` maps a glued name to ``"varies"`` or ``"timing"`` (others are ``"same"``)."""
     state = state or _State()
-    source = _fill_roles(source, doc, index, glue, timing)
+    source = _fill_roles(source, doc, index, glue, kinds)
     out: list[str] = []
     inside: list[str] = []  # lines of the open solution, shown as <details>
 
@@ -296,7 +302,7 @@ def convert_markdown(
             flush()
             state.solution = None
         else:
-            converted = _directive(name, arg, options, body, doc, index, glue, timing)
+            converted = _directive(name, arg, options, body, doc, index, glue, kinds)
             (inside if state.solution else out).extend(converted)
     flush()
     return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip("\n")
@@ -335,9 +341,9 @@ def _directive(
     doc: str,
     index: BookIndex,
     glue: dict[str, str],
-    timing: set[str],
+    kinds: dict[str, str],
 ) -> list[str]:
-    inner = convert_markdown("\n".join(body), doc, index, glue, timing) if body else ""
+    inner = convert_markdown("\n".join(body), doc, index, glue, kinds) if body else ""
     if name == "exercise":
         label = options.get("label", "")
         title = index.exercises.get(label)
@@ -366,7 +372,7 @@ def _details(summary: str, text: str) -> str:
 
 
 def _fill_roles(
-    source: str, doc: str, index: BookIndex, glue: dict[str, str], timing: set[str]
+    source: str, doc: str, index: BookIndex, glue: dict[str, str], kinds: dict[str, str]
 ) -> str:
     from myst_nb.core.variables import format_plain_text
 
@@ -377,7 +383,8 @@ def _fill_roles(
             if key not in glue:
                 raise ValueError(f"{doc}: no glued value {key!r} in the build's execution")
             text = format_plain_text(glue[key], spec) if role == "glue:text" else str(glue[key])
-            return TIMING_SPAN.format(text) if key in timing else text
+            title = READER_WORDS[index.lang][f"glue_{kinds.get(key, 'same')}"]
+            return GLUE_SPAN.format(title=title, key=html.escape(body, quote=True), text=text)
         if role in ("ref", "numref", "doc"):
             shown = re.match(r"^(?P<text>.*?)\s*<(?P<label>[^<>]+)>$", body)
             if shown:
@@ -395,6 +402,8 @@ def _fill_roles(
 # --- code cells ---------------------------------------------------------------------------------
 
 HIDDEN = {"remove-cell", "remove-input", "hide-input"}
+#: The package's glue functions (``ca.glue``, ``ca.glue_varies``): bookkeeping, not teaching.
+GLUE_FUNCTIONS = ("glue", "glue_varies")
 
 
 def _strip_glue(source: str) -> str:
@@ -410,7 +419,7 @@ def _strip_glue(source: str) -> str:
         if isinstance(call, ast.Call):
             fn = call.func
             name = fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", "")
-            if name == "glue":
+            if name in GLUE_FUNCTIONS:
                 drop.update(range(node.lineno - 1, node.end_lineno or node.lineno))
     kept = [line for i, line in enumerate(lines) if i not in drop]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip("\n")
@@ -471,11 +480,15 @@ def _collapse(cell: Any, title: str, hide_outputs: bool = False) -> None:
 
 
 def reader_notebook(
-    chapter: Path, doc: str, index: BookIndex, glue: dict[str, str], intro: str
+    chapter: Path, doc: str, index: BookIndex, glue: dict[str, str], intro: str,
+    varies: set[str] | None = None,
 ) -> nbformat.NotebookNode:
-    """The reader edition of one chapter notebook (stored without outputs)."""
+    """The reader edition of one chapter notebook (stored without outputs).
+
+    ``varies``: the glued names that are the build's example (``ca.glue_varies``)."""
     nb = nbformat.read(chapter, as_version=4)
-    timing = _timing_names(nb)
+    kinds = {name: "varies" for name in varies or ()}
+    kinds.update((name, "timing") for name in _timing_names(nb))
     reads_after: list[set[str]] = [set() for _ in nb.cells]
     seen: set[str] = set()
     for i in range(len(nb.cells) - 1, -1, -1):
@@ -488,7 +501,7 @@ def reader_notebook(
         cell = copy.deepcopy(original)
         solution = state.solution
         if cell.cell_type == "markdown":
-            cell.source = convert_markdown(cell.source, doc, index, glue, timing, state)
+            cell.source = convert_markdown(cell.source, doc, index, glue, kinds, state)
             if not cell.source.strip():
                 continue
             cells.append(cell)
@@ -530,7 +543,7 @@ def _timing_names(nb: nbformat.NotebookNode) -> set[str]:
             continue
         timing = "timing" in cell.metadata.get("tags", [])
         for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "glue":
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", "") in GLUE_FUNCTIONS:
                 glued = {k.arg for k in node.keywords if k.arg}
                 if node.args and isinstance(node.args[0], ast.Constant):
                     glued.add(str(node.args[0].value))
@@ -544,13 +557,23 @@ def _timing_names(nb: nbformat.NotebookNode) -> set[str]:
     return names
 
 
+def _glue_outputs(executed_dir: Path, doc: str) -> dict[str, Any]:
+    path = executed_dir / f"{doc}.glue.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
 def load_glue(executed_dir: Path, doc: str) -> dict[str, str]:
     """The glued values of ``doc`` from the build's execution: name -> text/plain."""
-    path = executed_dir / f"{doc}.glue.json"
-    if not path.exists():
-        return {}
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return {name: out["data"]["text/plain"] for name, out in data.items()}
+    return {name: out["data"]["text/plain"]
+            for name, out in _glue_outputs(executed_dir, doc).items()}
+
+
+def load_varies(executed_dir: Path, doc: str) -> set[str]:
+    """The glued names of ``doc`` that are the build's example (glued with ``ca.glue_varies``)."""
+    from course_attention import VARIES
+
+    return {name for name, out in _glue_outputs(executed_dir, doc).items()
+            if out.get("metadata", {}).get(VARIES, {}).get("varies")}
 
 
 def site_url(repository: str) -> str:
@@ -607,7 +630,7 @@ def write_reader_notebooks(root: Path, out_dir: Path | None = None,
         if not (executed / f"{doc}.ipynb").exists():
             raise FileNotFoundError(f"{doc}: no execution in {executed}; run `make book` first")
         glue, intro = load_glue(executed, doc), intro_text(doc, repository, lang)
-        nb = reader_notebook(chapter, doc, index, glue, intro)
+        nb = reader_notebook(chapter, doc, index, glue, intro, load_varies(executed, doc))
         path = out_dir / chapter.name
         path.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
         written.append(path)
@@ -615,13 +638,20 @@ def write_reader_notebooks(root: Path, out_dir: Path | None = None,
 
 
 def comparable(text: str) -> str:
-    """A reader notebook's cells with the build-dependent timings masked (staleness check)."""
+    """A reader notebook as the sources determine it (staleness check): every cell's type,
+    metadata and text, each glued value's name, format and kind, but not its digits, which
+    differ between computers (and timings between runs)."""
     nb = nbformat.reads(text, as_version=4)
     return "\n\u241e\n".join(
         f"{c.cell_type}|{json.dumps(c.metadata, sort_keys=True)}|"
-        + TIMING_RE.sub(TIMING_SPAN.format("…"), c.source)
+        + GLUE_RE.sub(r"\1…\2", c.source)
         for c in nb.cells
     )
+
+
+def glued_texts(source: str) -> list[str]:
+    """The glued values written into a reader edition's Markdown, in order."""
+    return [m.group(0)[len(m.group(1)):-len(m.group(2))] for m in GLUE_RE.finditer(source)]
 
 
 if __name__ == "__main__":  # python -m course_attention.reader [ROOT [LANG]]

@@ -24,9 +24,17 @@ READER_WORDS: dict[str, dict[str, str]] = {
         "title_checks": "Hidden on the website: checks that the text above is true",
         "intro": "> **Reader edition.** Run it top to bottom (JupyterLab: *Run ▸ Run All Cells*; "
         "Colab: *Runtime ▸ Run all*) to get every figure and live explorer. The numbers in the "
-        "text are the ones the book's build computed; your run prints the same. Collapsed cells "
+        "text are the ones the book's build computed. Exact computations print the same in your "
+        "run, to the digits shown. Numbers from a model trained in the notebook (its losses, "
+        "accuracies, generated text) and timings are the build's example: your computer's CPU "
+        "kernels round differently, so it trains a slightly different model and prints numbers "
+        "of its own; the text says how much they vary, and what holds on every computer is "
+        "checked by the cells. Hover over a number to see which kind it is. Collapsed cells "
         "hold set-up, checks and solutions. [Website version]({page}) · [Open in Colab]({colab})"
         " · generated from `{doc}.ipynb`: edit that file, not this one.",
+        "glue_same": "computed by the book's build; your run prints the same",
+        "glue_varies": "the build's example: your run trains its own model and prints its own",
+        "glue_timing": "measured when the book was built; your computer's time differs",
     },
     "zh": {
         "solution_details": "{exercise}的解答：先自己试过再看",
@@ -39,9 +47,16 @@ READER_WORDS: dict[str, dict[str, str]] = {
         "title_defines": "网站上隐藏的单元：定义后面要用的 {names}，并检验正文",
         "title_checks": "网站上隐藏的单元：检验上面的正文是否成立",
         "intro": "> **读者版。** 从头到尾运行一遍（JupyterLab：*Run ▸ Run All Cells*；Colab："
-        "*Runtime ▸ Run all*），就能得到每张图和每个实时交互图。正文中的数字是本书构建时算出的，"
-        "你运行得到的结果与之相同。折叠的单元里是设置、检验和解答。[网站版]({page}) · "
+        "*Runtime ▸ Run all*），就能得到每张图和每个实时交互图。正文中的数字是本书构建时算出的。"
+        "精确计算得到的数字，你运行时会在显示的位数上得到相同的结果。笔记本里训练出的模型给出的"
+        "数字（损失、准确率、生成的文本）以及计时，只是构建时的一次示例：你的电脑的 CPU 内核舍入"
+        "方式不同，训练出的模型会略有差别，打印的数字也会不同；正文会说明它们的变化范围，而在任何"
+        "电脑上都成立的结论由代码单元检验。把鼠标悬停在数字上，可以看到它属于哪一类。"
+        "折叠的单元里是设置、检验和解答。[网站版]({page}) · "
         "[在 Colab 中打开]({colab}) · 由 `{source}` 生成：请编辑那个文件，而不是这一个。"
         "第一个代码单元（设置）让图、交互图和练习检查器都说中文。",
+        "glue_same": "由本书构建时算出；你运行时会得到相同的结果",
+        "glue_varies": "构建时的示例：你运行时会训练自己的模型，打印自己的数字",
+        "glue_timing": "构建本书时测得；你的电脑上的耗时会不同",
     },
 }
