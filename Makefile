@@ -2,6 +2,7 @@
 #   make book   create .venv, install, execute every chapter, build _build/html
 #   make test   the same set-up, then every check (lint, unit, notebooks, strict build, browser)
 #   make notebooks  build the book, then write the reader editions in notebooks/ from its execution
+#   make chapter NB=08  one chapter's checks, for its author (execution, tests, editions, pages)
 #   make lab    JupyterLab on notebooks/ (no npm needed)   make serve   serve _build/html on 127.0.0.1
 
 PYTHON ?= python3
@@ -23,7 +24,7 @@ ZH_BUILD = $(BIN)/python -m course_attention.i18n.edition && rm -rf zh/_build \
 	&& $(BIN)/jupyter-book build zh --builder html $(1) && rm -rf _build/html/zh \
 	&& cp -r zh/_build/html _build/html/zh
 
-.PHONY: book test lab serve install plotly-js lint unit notebooks notebook-check strict-build browser chromium colab-check lab-check clean catalogues
+.PHONY: book test lab serve install plotly-js lint unit notebooks notebook-check strict-build browser chromium colab-check lab-check clean catalogues chapter
 
 book: install
 	rm -rf _build/html _build/jupyter_execute _build/.doctrees
@@ -31,10 +32,13 @@ book: install
 	$(call ZH_BUILD,)
 	@echo "The book is in $(CURDIR)/_build/html/index.html — 'make serve' to browse it."
 
-# The strict build runs first: the notebook check reuses its execution as one of its two runs, and
-# regenerates the reader editions from it to check that notebooks/ is not stale.
+# Each chapter executes three times: the strict build (this machine's CPU kernels), the
+# Colab-like run on another CPU's kernels (colab-check: every assertion must hold there too, and
+# _build/drift.json records how far each glued value moved), and the JupyterLab check of the
+# reader editions. The notebook check regenerates the reader editions from the strict build.
 test: install lint unit strict-build notebook-check colab-check browser lab-check
 	@echo "make test: all checks passed."
+	@sed -n '/^Drift of the glued values/,/^written/p' _build/colab-check.log
 
 install: $(STAMP) $(MATHJAX) plotly-js
 
@@ -98,8 +102,27 @@ $(COLAB_VENV)/.installed: pyproject.toml
 	$(COLAB_VENV)/bin/python -m pip install --quiet -e . $(COLAB_PINS)
 	touch $@
 
-colab-check: $(COLAB_VENV)/.installed
-	$(COLAB_VENV)/bin/python tests/colab_like.py
+# Every chapter on another CPU's kernels with Colab's libraries, then the drift of its glued values
+# against the strict build's, then the claims about trained models (seeds 0-2) on those kernels.
+OTHER_KERNELS = $$($(BIN)/python tests/colab_like.py --env)
+colab-check: $(COLAB_VENV)/.installed install
+	$(COLAB_VENV)/bin/python tests/colab_like.py $(NB)
+	$(BIN)/python tests/drift.py $(NB) | tee _build/colab-check.log
+	env $(OTHER_KERNELS) $(BIN)/pytest -q -n 2 -m claims $(if $(NB),--chapter $(NB)) \
+	  || [ $$? = 5 ]  # 5: the chapter trains no model, so it has no claims test
+
+# A chapter author's loop: NB's execution (the book's incremental build re-reads, so executes,
+# only the chapter touched here), both sites, its reader editions, its unit, claims, edition and
+# page checks (English and Chinese), its run on other kernels and its drift.
+chapter: install chromium $(COLAB_VENV)/.installed
+	@test -n "$(NB)" || { echo "usage: make chapter NB=08 (a chapter's file-name prefix)"; exit 2; }
+	touch chapters/$(NB)*.ipynb
+	$(JB_BUILD) -W -n --keep-going
+	$(call ZH_BUILD,-W -n --keep-going)
+	$(BIN)/python -m course_attention.reader . >/dev/null
+	$(BIN)/python -m course_attention.reader . zh >/dev/null
+	$(BIN)/pytest -q -x -n 2 --dist loadfile --chapter $(NB) -m "not lab and not claims"
+	$(MAKE) --no-print-directory colab-check NB=$(NB)
 
 # Debian's CJK fonts let screenshots of the Chinese site show glyphs (the site ships no web font).
 chromium:

@@ -151,5 +151,8 @@ def main(names: list[str]) -> int:
     return 0 if passed == len(results) else 1
 
 
-if __name__ == "__main__":  # python tests/colab_like.py [CHAPTER ...]  (e.g. 08: its prefix)
+if __name__ == "__main__":  # python tests/colab_like.py [--env | CHAPTER ...]  (e.g. 08)
+    if sys.argv[1:] == ["--env"]:  # the variables, for `env` in the Makefile
+        print(" ".join(f"{k}={v}" for k, v in other_kernel_env().items()))
+        sys.exit(0)
     sys.exit(main(sys.argv[1:]))

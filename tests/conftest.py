@@ -14,3 +14,49 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile("course")
+
+
+# --- one chapter's checks (``make chapter NB=08``) --------------------------------------------
+
+#: The unit-test files of each chapter's package code and live explorers, by file-name prefix.
+#: Tests parametrized by chapter (notebooks, reader editions, site pages, English and Chinese)
+#: are found by the chapter's name in their id.
+CHAPTER_TESTS: dict[str, tuple[str, ...]] = {
+    "00": ("test_exercises.py",),
+    "01": ("test_soft_lookup_chapter.py", "test_live_lookup.py"),
+    "02": ("test_scaled_dot_product_chapter.py", "test_live_scaling.py"),
+    "03": ("test_self_attention.py", "test_live_self_attention.py", "test_experiments.py"),
+    "04": ("test_masking_chapter.py", "test_masks.py", "test_live_mask.py"),
+    "05": ("test_multi_head.py", "test_multi_head_chapter.py", "test_live_heads.py"),
+    "06": ("test_transformer_block_chapter.py", "test_transformer.py", "test_architecture.py"),
+    "07": ("test_encoder_decoder_chapter.py", "test_live_decoding.py"),
+    "08": ("test_gpt.py", "test_gpt_hf.py", "test_decoder_only_figures.py", "test_sampling.py",
+           "test_ngram.py", "test_corpus.py", "test_live_gpt.py"),
+    "09": ("test_induction.py", "test_induction_explorer.py", "test_live_induction.py"),
+    "10": ("test_positions.py", "test_live_positions.py", "test_live_rope.py"),
+    "11": ("test_efficient_attention.py", "test_live_tiling.py"),
+    "appendix_spot_the_bug": ("test_bugs.py", "test_appendices.py"),
+}
+
+
+def pytest_addoption(parser):
+    parser.addoption("--chapter", default=None,
+                     help="keep only one chapter's tests (its file-name prefix, e.g. 08)")
+
+
+def pytest_collection_modifyitems(config, items):
+    prefix = config.getoption("--chapter")
+    if not prefix:
+        return
+    from _notebooks import notebooks
+
+    stems = [p.stem for p in notebooks() if p.stem.startswith(prefix)]
+    if len(stems) != 1:
+        raise ValueError(f"--chapter {prefix!r} names {len(stems)} chapters: {stems}")
+    files = set(CHAPTER_TESTS.get(prefix, ()))
+    kept, dropped = [], []
+    for item in items:
+        chosen = stems[0] in item.nodeid or item.path.name in files
+        (kept if chosen else dropped).append(item)
+    config.hook.pytest_deselected(items=dropped)
+    items[:] = kept

@@ -138,6 +138,9 @@ def test_registered_claims_are_called_by_the_chapter_and_tested_on_three_seeds(c
     tree = ast.parse((Path(__file__).parent / test_file).read_text(encoding="utf-8"))
     test = next((n for n in tree.body if getattr(n, "name", None) == test_name), None)
     assert test is not None, f"{test_id} does not exist"
+    marks = {ast.unparse(d) for d in test.decorator_list}
+    assert "pytest.mark.claims" in marks, f"{test_id}: mark it claims (make test runs those "
+    "on other CPU kernels too)"
     assert function in ast.unparse(test), f"{test_id} must call {function}"
     seeds = [
         ast.literal_eval(d.args[1])

@@ -279,6 +279,7 @@ def seed_claims() -> dict:
     return {}
 
 
+@pytest.mark.claims
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_chapter_7_claims_hold_for_seeds_0_1_2(seed, seed_claims):
     """The chapter's own checks (``check_encoder_decoder_claims``) on two models per seed."""

@@ -265,6 +265,7 @@ def _ladder() -> dict[int, float]:
     return ngram.ladder(text.train, text.valid)
 
 
+@pytest.mark.claims
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_the_chapters_claims_hold_on_seeds_0_1_2(seed):
     """Accuracy test, not a timed test: chapter 8 runs ``check_chapter_claims`` on seed 0 too."""

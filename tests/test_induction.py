@@ -250,6 +250,7 @@ def test_figures_and_explorer_build():
     assert explorer.figure is not None
 
 
+@pytest.mark.claims
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_the_chapters_claims_hold_on_seeds_0_1_and_2(seed):
     """Not one lucky seed: the chapter's own claim checks (``ind.check_claims``, which the

@@ -1,13 +1,16 @@
-"""The chapters are stored clean and execute deterministically in a fresh kernel."""
+"""The chapters are stored clean, start with their setup cell and are all in the table of contents.
+
+That they execute in a fresh kernel, and give the same numbers on other CPU kernels but for the
+values glued as the build's example, is checked by ``make colab-check`` (tests/colab_like.py,
+tests/drift.py): it replaced the same-machine repeat, which passed on the machine that wrote the
+numbers and said nothing of a reader's."""
 
 from __future__ import annotations
-
-import json
 
 import nbformat
 import pytest
 
-from _notebooks import ROOT, execute, notebooks, toc_files
+from _notebooks import ROOT, notebooks, toc_files
 
 NOTEBOOKS = notebooks()
 IDS = [p.stem for p in NOTEBOOKS]
@@ -45,54 +48,3 @@ def test_chapters_import_the_package_and_start_with_a_setup_cell():
             f"{path.name}: first code cell is the setup cell"
         )
         assert any("import course_attention" in c.source for c in code), path.name
-
-
-EXPLORER_MIME = "application/vnd.course-attention.explorer+json"
-
-
-def _text_outputs(nb) -> list[str]:
-    texts = []
-    for cell in nb.cells:
-        if "timing" in cell.metadata.get("tags", []):
-            continue  # wall-clock measurements differ from run to run by nature
-        for out in cell.get("outputs", []):
-            if out.output_type == "stream":
-                texts.append(out.text)
-            elif "data" in out:
-                data = out["data"]
-                if EXPLORER_MIME in data:  # the page's explorer, model weights included
-                    texts.append(json.dumps(data[EXPLORER_MIME], sort_keys=True))
-                    continue
-                if "application/vnd.jupyter.widget-view+json" in data:
-                    continue  # a widget's id differs from run to run
-                for mime in ("text/plain", "application/vnd.plotly.v1+json"):
-                    if mime in data:
-                        texts.append(json.dumps(data[mime], sort_keys=True))
-    return texts
-
-
-def _fresh_build_copy(path):
-    """The copy the strict book build executed, if it is newer than the notebook and the package.
-
-    `make test` builds the book before this test: reusing that execution as the first of the two
-    runs saves one execution of the whole book. A stale copy (an edit since) is never used.
-    """
-    built = ROOT / "_build" / "jupyter_execute" / path.relative_to(ROOT)
-    if not built.exists():
-        return None
-    sources = [path, *(ROOT / "src").rglob("*.py")]
-    if built.stat().st_mtime <= max(f.stat().st_mtime for f in sources):
-        return None
-    return nbformat.read(built, as_version=4)
-
-
-@pytest.mark.notebooks
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
-def test_notebook_executes_in_a_fresh_kernel_deterministically(path):
-    first = _fresh_build_copy(path)
-    if first is None:
-        first, _ = execute(path)
-    second, _ = execute(path)
-    errors = [o for c in first.cells for o in c.get("outputs", []) if o.output_type == "error"]
-    assert not errors
-    assert _text_outputs(first) == _text_outputs(second), "outputs differ between two runs"

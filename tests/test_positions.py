@@ -205,6 +205,7 @@ def test_rope_score_by_offset_equals_rotating_and_dotting(key):
         positions.rope_score_by_offset(8, offsets, key="other")
 
 
+@pytest.mark.claims
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_length_generalisation_claims_hold_for_every_seed(seed):
     """Chapter 10 asserts positions.length_claims on seed 0; the same checks on seeds 0, 1, 2

@@ -38,6 +38,7 @@ __all__ = [
     "length_generalisation",
     "length_claims",
     "FITTING_KINDS",
+    "LENGTH_BOUNDS",
     "SLOW_KINDS",
     "same_offset_spread",
     "rope_score_by_offset",
@@ -414,6 +415,12 @@ def length_generalisation(
 #: The kinds that fit the training lengths within chapter 10's budget, and those that do not.
 FITTING_KINDS = ("sinusoidal", "learned", "rotary")
 SLOW_KINDS = ("none", "alibi")
+#: The bounds :func:`length_claims` asserts, which the chapter prints (glued). Set below the
+#: lowest value seen on seeds 0-2 on this machine's kernels and on others (AVX512 and AVX2
+#: torch, OpenBLAS SkylakeX and Haswell): the rotary model's copies one and two symbols past
+#: the training range (lowest seen 0.875 and 0.685: where training stopped moves them) and its
+#: per-symbol lead at n = 16 (lowest seen 0.15).
+LENGTH_BOUNDS = {"rot_9_min": 0.75, "rot_10_min": 0.5, "rot_16_max": 0.1, "tok_lead_min": 0.1}
 
 
 def length_claims(runs: dict[str, LengthResult]) -> dict[str, float]:
@@ -425,10 +432,13 @@ def length_claims(runs: dict[str, LengthResult]) -> dict[str, float]:
 
     - sinusoidal, learned and rotary fit the training lengths (≥ 0.95 at every length 1–8, and
       training stopped early); NoPE and ALiBi do not within the step budget;
-    - one symbol past the training range (n = 9) rotary copies ≥ 0.9, sinusoidal and learned
-      < 0.5 (learned ≤ 0.01), and from n = 10 on those two copy at most 0.01;
-    - rotary still copies ≥ 0.8 at n = 10, then falls: below its n = 10 share at n = 12 and
-      ≤ 0.1 at n = 16; per symbol it stays ahead of both at n = 16, by at least 0.2.
+    - one symbol past the training range (n = 9) rotary copies ≥ 0.75, sinusoidal and learned
+      at most 0.01, and from n = 10 on those two copy at most 0.01;
+    - rotary still copies ≥ 0.5 at n = 10, then falls, to ≤ 0.1 at n = 16 (how fast differs
+      from run to run: at n = 12 one seed still copied 0.95, another 0.26); per symbol it stays ahead of both at n = 16, by at least 0.1.
+
+    The bounds (:data:`LENGTH_BOUNDS`) hold with a margin on other CPU kernels, where the
+    trained models and the step at which each stops differ.
     """
     if set(runs) != set(POSITION_KINDS):
         raise ValueError(f"need one run per kind {POSITION_KINDS}; got {sorted(runs)}")
@@ -437,14 +447,16 @@ def length_claims(runs: dict[str, LengthResult]) -> dict[str, float]:
     trained = {k: min(exact[k][n] for n in range(1, 9)) for k in runs}
     assert all(runs[k].fitted and trained[k] >= 0.95 for k in FITTING_KINDS), trained
     assert all(not runs[k].fitted and trained[k] < 0.95 for k in SLOW_KINDS), trained
+    bounds = LENGTH_BOUNDS
     added = max(exact["sinusoidal"][9], exact["learned"][9])
-    assert exact["rotary"][9] >= 0.9 > 0.5 > added and exact["learned"][9] <= 0.01
+    assert exact["rotary"][9] >= bounds["rot_9_min"] and added <= 0.01, (exact["rotary"][9], added)
     added_10 = max(exact[k][n] for k in ("sinusoidal", "learned") for n in range(10, 17))
-    assert added_10 <= 0.01
+    assert added_10 <= 0.01, added_10
     rot = exact["rotary"]
-    assert rot[10] >= 0.8 and rot[12] < rot[10] and rot[16] <= 0.1
+    assert rot[10] >= bounds["rot_10_min"] and rot[16] <= bounds["rot_16_max"], rot  # it falls
     tok_added = max(token["sinusoidal"][16], token["learned"][16])
-    assert token["rotary"][16] >= tok_added + 0.2
+    assert token["rotary"][16] >= tok_added + bounds["tok_lead_min"], (token["rotary"][16],
+                                                                        tok_added)
     return {
         **{f"steps_{k}": runs[k].steps_trained for k in runs},
         **{f"trained_{k}": trained[k] for k in runs},
