@@ -39,3 +39,13 @@ def test_python_versions_agree():
 def test_runtime_requirements_stay_loose_for_colab():
     for req in _pyproject()["project"]["dependencies"]:
         assert ">=" in req and "==" not in req and "<" not in req, req
+
+
+def test_the_github_workflow_runs_what_ci_runs():
+    """GitHub's runners run `.ci/run` itself (make test, torch pinned), from the CPU wheel index."""
+    root = Path(__file__).resolve().parents[1]
+    workflow = yaml.safe_load((root / ".github" / "workflows" / "test.yml").read_text())
+    steps = workflow["jobs"]["test"]["steps"]
+    assert [s["run"] for s in steps if "run" in s] == ["bash .ci/run"]
+    assert "whl/cpu" in workflow["jobs"]["test"]["env"]["TORCH_INDEX"]
+    assert 'make test TORCH_SPEC="torch==' in (root / ".ci" / "run").read_text()
