@@ -10,7 +10,7 @@ import nbformat
 import pytest
 
 from _notebooks import ROOT, notebooks, toc_files
-from course_attention import reader
+from course_book import reader
 
 CHAPTERS = notebooks()
 IDS = [p.stem for p in CHAPTERS]
@@ -199,7 +199,7 @@ def test_toc_lists_every_reader_notebook_source():
 
 
 def test_launch_buttons_and_download_open_the_reader_edition():
-    from course_attention import book
+    from course_book import book
 
     class Config:
         course_attention_language = "en"

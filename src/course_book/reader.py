@@ -33,7 +33,7 @@ from typing import Any
 
 import nbformat
 
-from .i18n.words import READER_WORDS
+from course_book.i18n.words import READER_WORDS
 
 __all__ = [
     "RAW_MYST",
@@ -574,7 +574,7 @@ def write_reader_notebooks(root: Path, out_dir: Path | None = None,
                            lang: str = "en") -> list[Path]:
     """Write ``notebooks/<name>.ipynb`` for every chapter notebook in the table of contents.
 
-    ``lang="zh"``: the Chinese edition, from ``zh/`` (written by :mod:`course_attention.i18n`)
+    ``lang="zh"``: the Chinese edition, from ``zh/`` (written by :mod:`course_book.i18n.edition`)
     and its built site, into ``notebooks/zh/``; the glued values are the English build's.
     """
     import yaml
@@ -624,7 +624,7 @@ def comparable(text: str) -> str:
     )
 
 
-if __name__ == "__main__":  # python -m course_attention.reader [ROOT [LANG]]
+if __name__ == "__main__":  # python -m course_book.reader [ROOT [LANG]]
     import sys
 
     base = Path(sys.argv[1]) if len(sys.argv) > 1 else Path.cwd()
