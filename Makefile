@@ -20,7 +20,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 JB_BUILD := $(BIN)/jupyter-book build . --builder html
 # The Chinese book (中文版): zh/ is written from chapters/, the catalogues in locales/ and the English
 # build's execution, built without executing again, and copied to _build/html/zh/.
-ZH_BUILD = $(BIN)/python -m course_attention.i18n.edition && rm -rf zh/_build \
+ZH_BUILD = $(BIN)/python -m course_book.i18n.edition && rm -rf zh/_build \
 	&& $(BIN)/jupyter-book build zh --builder html $(1) && rm -rf _build/html/zh \
 	&& cp -r zh/_build/html _build/html/zh
 
@@ -75,8 +75,8 @@ unit: install
 # The reader editions (notebooks/, committed: Colab opens files from the repository) are written
 # from chapters/ and this build's execution; `make test` fails when they are stale.
 notebooks: book
-	$(BIN)/python -m course_attention.reader .
-	$(BIN)/python -m course_attention.reader . zh
+	$(BIN)/python -m course_book.reader .
+	$(BIN)/python -m course_book.reader . zh
 
 notebook-check: install
 	$(BIN)/pytest -q -x -n 2 -m notebooks
@@ -88,7 +88,7 @@ strict-build: install
 
 # After an English change: new units join the catalogues, changed ones turn fuzzy (locales/).
 catalogues: install
-	$(BIN)/python -m course_attention.i18n update
+	$(BIN)/python -m course_book.i18n update
 
 # Debian's chromium drives the browser check (CHROMIUM=/path/to/chrome to use another build).
 # A second environment with Colab's versions of the libraries the course draws with and the
@@ -119,8 +119,8 @@ chapter: install chromium $(COLAB_VENV)/.installed
 	touch chapters/$(NB)*.ipynb
 	$(JB_BUILD) -W -n --keep-going
 	$(call ZH_BUILD,-W -n --keep-going)
-	$(BIN)/python -m course_attention.reader . >/dev/null
-	$(BIN)/python -m course_attention.reader . zh >/dev/null
+	$(BIN)/python -m course_book.reader . >/dev/null
+	$(BIN)/python -m course_book.reader . zh >/dev/null
 	$(BIN)/pytest -q -x -n 2 --dist loadfile --chapter $(NB) -m "not lab and not claims"
 	$(MAKE) --no-print-directory colab-check NB=$(NB)
 

@@ -1,4 +1,4 @@
-"""Rewrite every chapter's **Time** line from the computation in ``course_attention.course_time``.
+"""Rewrite every chapter's **Time** line from the computation in ``course_book.course_time``.
 
 The minutes come from the chapter's words, its code, its exercises' badges and its explorers
 (see that module's docstring for the rates); ``tests/test_course_time.py`` fails when a line is
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import nbformat
 
-from course_attention import course_time as ct
+from course_book import course_time as ct
 
 ROOT = Path(__file__).resolve().parents[1]
 TIME_RE = ct.ANY_TIME_LINE_RE

@@ -1,7 +1,7 @@
 """Drive live explorers in headless Chromium: on one standalone page, or on the built site.
 
 A standalone page (:func:`standalone`) holds one explorer exactly as the book renders it
-(:func:`course_attention.book.explorer_html`) with the site's scripts, so an explorer's checks run
+(:func:`course_book.book.explorer_html`) with the site's scripts, so an explorer's checks run
 in seconds without building the book; ``tests/test_site_explorers.py`` runs the same checks on
 the built site.
 """
@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from course_attention import book
+from course_book import book
 
 STATIC = Path(book.__file__).parent / "static"  # the site's stylesheet
 

@@ -28,10 +28,8 @@ import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _notebooks import ROOT, notebooks  # noqa: E402
-from course_attention import (
-    VARIES,  # noqa: E402
-    reader,  # noqa: E402
-)
+from course_attention import VARIES  # noqa: E402
+from course_book import reader  # noqa: E402
 
 BUILD = ROOT / "_build" / "jupyter_execute" / "chapters"
 OTHER = ROOT / "_build" / "other_kernels"

@@ -17,7 +17,8 @@ import pytest
 import torch
 
 from course_attention import architecture as arch
-from course_attention import gpt, modules, reader, viz
+from course_attention import gpt, modules, viz
+from course_book import reader
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ("ch-transformer-block", "ch-encoder-decoder", "ch-decoder-only")

@@ -14,7 +14,8 @@ import pytest
 import torch
 
 import course_attention as ca
-from course_attention import book, viz
+from course_attention import viz
+from course_book import book
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -14,8 +14,8 @@ import nbformat
 import pytest
 
 from _notebooks import ROOT
-from course_attention import course_time as ct
 from course_attention import exercises as ex
+from course_book import course_time as ct
 
 TIMES = ct.course_time(ROOT / "_toc.yml")
 TIMED = [p for p in ct.toc_documents(ROOT / "_toc.yml") if p.stem in TIMES]

@@ -12,10 +12,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import course_attention as ca
-from course_attention import book
-from course_attention.i18n import catalog, edition, gettext, language, package, set_language, using
-from course_attention.i18n.terms import glossary, term_misses
-from course_attention.i18n.units import check_translation, join, split, units
+from course_attention.i18n import gettext, language, set_language, using
+from course_book import book
+from course_book.i18n import catalog, edition, package
+from course_book.i18n.terms import glossary, term_misses
+from course_book.i18n.units import check_translation, join, split, units
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = catalog.documents(ROOT)

@@ -23,7 +23,7 @@ import pytest
 
 from _notebooks import ROOT, notebooks
 from _site import CHROMIUM, CHROMIUM_ARGS
-from course_attention import reader
+from course_book import reader
 
 pytestmark = pytest.mark.lab
 LAB = ROOT / ".venv-lab" / "bin" / "jupyter"

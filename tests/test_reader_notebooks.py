@@ -10,8 +10,8 @@ import nbformat
 import pytest
 
 from _notebooks import ROOT, notebooks, toc_files
-from course_attention import reader
-from course_attention.i18n.words import READER_WORDS
+from course_book import reader
+from course_book.i18n.words import READER_WORDS
 
 CHAPTERS = notebooks()
 IDS = [p.stem for p in CHAPTERS]
@@ -227,7 +227,7 @@ def test_toc_lists_every_reader_notebook_source():
 
 
 def test_launch_buttons_and_download_open_the_reader_edition():
-    from course_attention import book
+    from course_book import book
 
     class Config:
         course_attention_language = "en"

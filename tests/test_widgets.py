@@ -8,8 +8,9 @@ import json
 import ipywidgets as w
 import pytest
 
-from course_attention import book, explorers, widgets
+from course_attention import explorers, widgets
 from course_attention.explorers import core
+from course_book import book
 
 
 def _other_value(control):

@@ -31,7 +31,7 @@ def setup(seed: int = 0, lang: str = "en") -> None:
     the package's figures, explorers and checker speak Chinese (:mod:`course_attention.i18n`).
     In Colab it switches plotly to a renderer that also draws inside
     ``ipywidgets.interactive_output``; elsewhere plotly's default is kept (the book build renders
-    plotly's JSON output with :mod:`course_attention.book`).
+    plotly's JSON output with ``course_book.book``, the book's own machinery).
     """
     from .i18n import set_language
 

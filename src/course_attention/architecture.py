@@ -550,8 +550,8 @@ def _repository() -> str | None:
 
 def site_url() -> str | None:
     """The website's address, ``https://OWNER.github.io/NAME``, from the repository URL in
-    ``pyproject.toml`` (as the reader notebooks' links: ``reader.site_url``); ``None`` when
-    the package carries no repository URL."""
+    ``pyproject.toml`` (as the reader notebooks' links: ``course_book.reader.site_url``);
+    ``None`` when the package carries no repository URL."""
     repository = _repository()
     if not repository or "github.com/" not in repository:
         return None

@@ -3,7 +3,7 @@
 Introduced with the explorers of chapter 1. ``<kind>.py`` holds a kind's ipywidgets factory
 (JupyterLab, Colab), the spec the website runs and the Python twin of what the page computes;
 ``<kind>.js`` is the page code, on top of ``core.js`` (math, controls, the redraw loop), which
-:mod:`course_attention.book` serves under ``_static/explorers/``. :mod:`.core` holds what every
+the book's ``course_book.book`` serves under ``_static/explorers/``. :mod:`.core` holds what every
 kind shares: :class:`~.core.Explorer`, its output bundle and the spec helpers. Chapters call the
 factories through :mod:`course_attention.widgets` (``widgets.scaling_explorer()``).
 

@@ -51,7 +51,7 @@ EXPLORER_MIME = "application/vnd.course-attention.explorer+json"
 #: The mime type of an ipywidgets view (the same in ipywidgets 7.7 and 8).
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 #: The mark of an explorer's saved first-state outputs, figure and note. The website runs the
-#: live explorer itself and draws them as nothing (:mod:`course_attention.book`).
+#: live explorer itself and draws them as nothing (``course_book.book``).
 STATIC_MIME = "application/vnd.course-attention.explorer-static+json"
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 

@@ -3,10 +3,10 @@
 ``ca.setup(seed=0, lang="zh")`` (the setup cell of a Chinese notebook) calls :func:`set_language`;
 package text that a learner sees goes through :func:`gettext` (``_``), which looks it up in the
 package catalogues ``course_attention/locales/zh_CN/LC_MESSAGES/package/<module>.po``
-(``course_attention.i18n.package``). The book's prose has its own catalogues, one per document
-(``course_attention.i18n.catalog``); the Chinese book reuses the English execution and
-translates its outputs with the package catalogues (``course_attention.i18n.outputs``).
-Introduced on the welcome page (中文版).
+(kept in step with the source by the book's machinery, ``course_book.i18n.package``). The
+book's prose has its own catalogues, one per document (``course_book.i18n.catalog``); the Chinese
+book reuses the English execution and translates its outputs with the package catalogues
+(``course_attention.i18n.outputs``). Introduced on the welcome page (中文版).
 """
 
 from __future__ import annotations

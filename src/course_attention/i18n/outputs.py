@@ -1,8 +1,8 @@
 """The English execution's outputs, in Chinese: how the Chinese book reuses the English run.
 
-The Chinese book executes nothing (:mod:`course_attention.i18n.edition`): each code cell takes the
+The Chinese book executes nothing (``course_book.i18n.edition``): each code cell takes the
 outputs the English build computed. Their words come from the package's catalogues
-(:mod:`course_attention.i18n.package`), so they can be put into Chinese afterwards: a shown text
+(``course_book.i18n.package``), so they can be put into Chinese afterwards: a shown text
 is either an English catalogue entry (``"query"``) or one with its fields filled in
 (``"weights of query {i}"`` → ``"weights of query 3"``). :class:`Translator` finds the entry a text
 was made from — the fields' values translated in turn, since a field often holds another entry —

@@ -1,6 +1,6 @@
 """Translatable units of a MyST Markdown text, and the text rebuilt from their translations.
 
-Used by the Chinese edition (:mod:`course_attention.i18n`): each paragraph, heading, list item,
+Used by the Chinese edition (:mod:`course_book.i18n`): each paragraph, heading, list item,
 table cell, exercise badge and admonition title is one unit; everything else — directive fences and
 options, ``(label)=`` lines, display math, code blocks, raw blocks, blank lines — is kept as it is.
 ``join(split(text), lambda s: s) == text`` for every text (tested), so a translation changes only

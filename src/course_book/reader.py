@@ -33,7 +33,7 @@ from typing import Any
 
 import nbformat
 
-from .i18n.words import READER_WORDS
+from course_book.i18n.words import READER_WORDS
 
 __all__ = [
     "RAW_MYST",
@@ -597,7 +597,7 @@ def write_reader_notebooks(root: Path, out_dir: Path | None = None,
                            lang: str = "en") -> list[Path]:
     """Write ``notebooks/<name>.ipynb`` for every chapter notebook in the table of contents.
 
-    ``lang="zh"``: the Chinese edition, from ``zh/`` (written by :mod:`course_attention.i18n`)
+    ``lang="zh"``: the Chinese edition, from ``zh/`` (written by :mod:`course_book.i18n.edition`)
     and its built site, into ``notebooks/zh/``; the glued values are the English build's.
     """
     import yaml
@@ -654,7 +654,7 @@ def glued_texts(source: str) -> list[str]:
     return [m.group(0)[len(m.group(1)):-len(m.group(2))] for m in GLUE_RE.finditer(source)]
 
 
-if __name__ == "__main__":  # python -m course_attention.reader [ROOT [LANG]]
+if __name__ == "__main__":  # python -m course_book.reader [ROOT [LANG]]
     import sys
 
     base = Path(sys.argv[1]) if len(sys.argv) > 1 else Path.cwd()

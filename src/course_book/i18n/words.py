@@ -1,7 +1,7 @@
 """Fixed phrases the package writes itself, per language (``"en"``, ``"zh"``).
 
 A dozen phrases with named fields, kept here rather than in a catalogue; used by
-:mod:`course_attention.reader` for the reader editions (``notebooks/``, ``notebooks/zh/``).
+:mod:`course_book.reader` for the reader editions (``notebooks/``, ``notebooks/zh/``).
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """The Chinese book: ``zh/`` written from ``chapters/`` and the catalogues, built under ``zh/``.
 
-``python -m course_attention.i18n.edition`` writes ``zh/_config.yml``, ``zh/_toc.yml`` and every
+``python -m course_book.i18n.edition`` writes ``zh/_config.yml``, ``zh/_toc.yml`` and every
 document of the table of contents translated (:func:`catalog.write_translation`). Jupyter Book then
 builds ``zh/`` like the English book; the Makefile copies its HTML to ``_build/html/zh/``, so one
-site holds both languages and every page links to its counterpart (:mod:`course_attention.book`).
+site holds both languages and every page links to its counterpart (:mod:`course_book.book`).
 The book's own strings — its title and the table of contents' captions — have the catalogue
 ``locales/zh_CN/LC_MESSAGES/_book.po``.
 """
@@ -96,7 +96,7 @@ def write_book(root: Path, out: Path | None = None, executed: Path | None = None
         "nb_code_prompt_hide": "隐藏代码",
     })
     (out / "_config.yml").write_text(
-        "# Written by `python -m course_attention.i18n.edition` from ../_config.yml: do not edit.\n"
+        "# Written by `python -m course_book.i18n.edition` from ../_config.yml: do not edit.\n"
         + yaml.safe_dump(config, allow_unicode=True, sort_keys=False), encoding="utf-8")
     toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
     for part in toc.get("parts", []):

@@ -1,4 +1,5 @@
-"""Jupyter Book plumbing: plotly figures in the static site, with no CDN.
+"""The book's Sphinx extension and myst-nb renderers: plotly figures and live explorers in the
+static site, with no CDN.
 
 Two parts, both listed in the book's configuration:
 
@@ -10,7 +11,7 @@ Two parts, both listed in the book's configuration:
 * the ``course-map`` directive: the welcome page's course map
   (:func:`course_attention.viz.course_map_figure`), drawn from the models' forward passes while
   the book is built.
-* :func:`setup`, a Sphinx extension (``course_attention.book`` in ``_config.yml``): at the end of
+* :func:`setup`, a Sphinx extension (``course_book.book`` in ``_config.yml``): at the end of
   the build it copies ``plotly.min.js`` from the installed plotly into ``_static/``, so the
   browser library always matches the Python one, and it adds the course's small stylesheet.
 """
@@ -23,6 +24,8 @@ import shutil
 from html import escape
 from pathlib import Path
 from typing import Any, ClassVar
+
+import course_attention
 
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 PLOTLY_JS = "plotly.min.js"
@@ -59,8 +62,8 @@ EXPLORER_MIME = "application/vnd.course-attention.explorer+json"  # = explorers.
 #: runs the explorer itself, so they are drawn as nothing and each cell shows one explorer.
 STATIC_MIME = "application/vnd.course-attention.explorer-static+json"
 EXPLORER_DIR = "explorers"  # under _static/: core.js, one file per kind, models/
-#: The folder of the explorers' page code, beside each kind's Python.
-EXPLORER_SOURCE = Path(__file__).parent / "explorers"
+#: The folder of the explorers' page code, beside each kind's Python (in the course package).
+EXPLORER_SOURCE = Path(course_attention.__file__).parent / "explorers"
 
 
 class ExplorerMimeRenderer:
@@ -318,8 +321,8 @@ def _course_map_directive() -> type:
         """``{course-map}``: :func:`course_attention.viz.course_map_figure`, computed at build."""
 
         def run(self) -> list:
-            from .i18n import using
-            from .viz import course_map_figure
+            from course_attention.i18n import using
+            from course_attention.viz import course_map_figure
 
             with using(self.config.course_attention_language):  # the Chinese site's map in 中文
                 figure = json.loads(course_map_figure().to_json())

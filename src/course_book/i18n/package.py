@@ -27,12 +27,15 @@ from pathlib import Path
 
 import polib
 
+import course_attention
+
 from .catalog import LOCALE, Stats, merge_catalog
 
 __all__ = ["PACKAGE", "CHAPTER_KEYWORDS", "catalog_folder", "package_catalog_path",
            "package_strings", "chapter_strings", "update_package_catalog", "package_problems"]
 
-PACKAGE = Path(__file__).resolve().parents[1]
+#: The course package whose marked strings this module collects (not this package).
+PACKAGE = Path(course_attention.__file__).resolve().parent
 ROOT = PACKAGE.parents[1]
 _MARKERS = {"_", "N_", "gettext"}
 #: Keyword arguments of the chapters' code whose string literals are figure text to translate.

@@ -1,7 +1,7 @@
 """Gettext catalogues of the book's prose, and the Chinese notebooks written from them.
 
 The Chinese edition has no second copy of any chapter. ``locales/zh_CN/LC_MESSAGES/<doc>.po``
-holds one entry per distinct unit (:mod:`course_attention.i18n.units`) of ``chapters/<doc>``;
+holds one entry per distinct unit (:mod:`course_book.i18n.units`) of ``chapters/<doc>``;
 :func:`update_catalog` adds new English units, marks an entry whose English changed *fuzzy*
 (keeping the old translation and the old English as ``previous_msgid``), and drops units that
 left the text. :func:`write_translation` rebuilds the document with every unit translated; code
@@ -21,7 +21,8 @@ from pathlib import Path
 import polib
 import yaml
 
-from . import outputs
+from course_attention.i18n import outputs
+
 from .units import check_translation, join, split
 
 __all__ = [

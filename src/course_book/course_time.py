@@ -177,7 +177,7 @@ def _read_cells(path: Path) -> list[dict]:
 
 
 def _registered_minutes() -> dict[str, int]:
-    from .exercises import EXERCISES
+    from course_attention.exercises import EXERCISES
 
     return {exercise_id: exercise.minutes for exercise_id, exercise in EXERCISES.items()}
 

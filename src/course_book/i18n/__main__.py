@@ -1,11 +1,11 @@
-"""``python -m course_attention.i18n update|check|write [doc …]``: the Chinese catalogues.
+"""``python -m course_book.i18n update|check|write [doc …]``: the Chinese catalogues.
 
-``python -m course_attention.i18n package [module …]`` updates the package catalogues of those
+``python -m course_book.i18n package [module …]`` updates the package catalogues of those
 modules (``viz/lookup.py``; default: all of them).
 
 ``update`` brings each catalogue in step with the English (new units, fuzzy changes); ``check``
 prints every untranslated, fuzzy or broken entry and exits 1 when there is one; ``write`` writes
-the Chinese book's sources to ``zh/`` (:mod:`course_attention.i18n.edition`).
+the Chinese book's sources to ``zh/`` (:mod:`course_book.i18n.edition`).
 Documents are ``chapters/<name>`` (default: all).
 """
 
