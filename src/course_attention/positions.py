@@ -435,7 +435,8 @@ def length_claims(runs: dict[str, LengthResult]) -> dict[str, float]:
     - one symbol past the training range (n = 9) rotary copies ≥ 0.75, sinusoidal and learned
       at most 0.01, and from n = 10 on those two copy at most 0.01;
     - rotary still copies ≥ 0.5 at n = 10, then falls, to ≤ 0.1 at n = 16 (how fast differs
-      from run to run: at n = 12 one seed still copied 0.95, another 0.26); per symbol it stays ahead of both at n = 16, by at least 0.1.
+      from run to run: at n = 12 one seed still copied 0.95, another 0.26); per symbol it
+      stays ahead of both at n = 16, by at least 0.1.
 
     The bounds (:data:`LENGTH_BOUNDS`) hold with a margin on other CPU kernels, where the
     trained models and the step at which each stops differ.
