@@ -72,7 +72,13 @@ def kernels(env: dict[str, str] | None = None) -> dict[str, str | None]:
 
 
 def other_kernel_env() -> dict[str, str]:
-    """Environment variables that make torch and OpenBLAS pick kernels this machine does not."""
+    """Environment variables that make torch and OpenBLAS pick kernels this machine does not.
+
+    ``OTHER_KERNELS="ATEN_CPU_CAPABILITY=default OPENBLAS_CORETYPE=Sandybridge"`` chooses them
+    instead (e.g. to try a third computer)."""
+    chosen_here = os.environ.get("OTHER_KERNELS", "").split()
+    if chosen_here:
+        return dict(item.split("=", 1) for item in chosen_here)
     base = {k: v for k, v in os.environ.items()
             if k not in ("ATEN_CPU_CAPABILITY", "OPENBLAS_CORETYPE")}
     native = kernels(base)
