@@ -33,7 +33,7 @@ READER_WORDS: dict[str, dict[str, str]] = {
         "hold set-up, checks and solutions. [Website version]({page}) · [Open in Colab]({colab})"
         " · generated from `{doc}.ipynb`: edit that file, not this one.",
         "glue_same": "computed by the book's build; your run prints the same",
-        "glue_varies": "the build's example: your run trains its own model and prints its own",
+        "glue_varies": "the build's example: your computer may print other digits",
         "glue_timing": "measured when the book was built; your computer's time differs",
     },
     "zh": {
@@ -56,7 +56,7 @@ READER_WORDS: dict[str, dict[str, str]] = {
         "[在 Colab 中打开]({colab}) · 由 `{source}` 生成：请编辑那个文件，而不是这一个。"
         "第一个代码单元（设置）让图、交互图和练习检查器都说中文。",
         "glue_same": "由本书构建时算出；你运行时会得到相同的结果",
-        "glue_varies": "构建时的示例：你运行时会训练自己的模型，打印自己的数字",
+        "glue_varies": "构建时的示例：你的电脑上打印的数字可能不同",
         "glue_timing": "构建本书时测得；你的电脑上的耗时会不同",
     },
 }
