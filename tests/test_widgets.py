@@ -157,8 +157,13 @@ def test_the_website_renders_the_saved_outputs_as_nothing():
              mime_priority_overrides if builder == "html"}
     plotly = {m: r for b, m, r in book.PlotlyMimeRenderer.mime_priority_overrides if b == "html"}
     assert ranks[book.STATIC_MIME] < min(plotly.values()), "outranks the plotly copy"
+    from docutils import nodes
+
     data = SimpleNamespace(mime_type=book.STATIC_MIME, content={"part": "figure"})
-    assert book.ExplorerMimeRenderer.handle_mime(None, data, False) == []
+    shown = book.ExplorerMimeRenderer.handle_mime(None, data, False)
+    # one node that draws nothing, not []: myst-nb drops a mime type that renders no node, and
+    # the page then showed the plotly and HTML copies (the explorer drawn twice, issue 23)
+    assert len(shown) == 1 and isinstance(shown[0], nodes.comment)
 
 
 def test_bad_input_shows_a_message_and_keeps_the_last_figure():

@@ -53,10 +53,10 @@ RAW_MYST = re.compile(
     r"\{glue|\{ref\}|\{cite|\{numref\}|\{doc\}|\{term\}|^\s*:::|^\s*```\{|^\([^)\s]+\)=\s*$",
     re.MULTILINE,
 )
-#: Every glued value is written in wrapped in this span: its name and format (``data-glue``) and
-#: what kind of number it is (``title``, shown on hover): the same on every computer, the build's
-#: example (``ca.glue_varies``: a trained model's numbers) or a timing. The staleness check
-#: compares everything but the text inside, which differs between computers.
+#: Every glued value is written in wrapped in this span, which carries its name and format
+#: (``data-glue``) and what kind of number it is (``title``, shown on hover): the same on every
+#: computer, the build's example (``ca.glue_varies``: a trained model's numbers) or a timing.
+#: The staleness check compares everything but the text inside, which differs between computers.
 GLUE_SPAN = '<span title="{title}" data-glue="{key}">{text}</span>'
 GLUE_RE = re.compile(r'(<span title="[^"<]*" data-glue="[^"<]*">)[^<]*(</span>)')
 #: The kinds of glued value (``READER_WORDS[lang]["glue_<kind>"]`` is the title).
