@@ -419,8 +419,10 @@ SLOW_KINDS = ("none", "alibi")
 #: lowest value seen on seeds 0-2 on this machine's kernels and on others (AVX512 and AVX2
 #: torch, OpenBLAS SkylakeX and Haswell): the rotary model's copies one and two symbols past
 #: the training range (lowest seen 0.875 and 0.685: where training stopped moves them) and its
-#: per-symbol lead at n = 16 (lowest seen 0.15).
-LENGTH_BOUNDS = {"rot_9_min": 0.75, "rot_10_min": 0.5, "rot_16_max": 0.1, "tok_lead_min": 0.1}
+#: per-symbol lead at n = 16 (lowest seen 0.15); above the highest seen for the added schemes
+#: (0.04 at n = 9, 0 from n = 10 on).
+LENGTH_BOUNDS = {"rot_9_min": 0.75, "added_9_max": 0.2, "added_10_max": 0.05, "rot_10_min": 0.5,
+                 "rot_16_max": 0.1, "tok_lead_min": 0.1}
 
 
 def length_claims(runs: dict[str, LengthResult]) -> dict[str, float]:
@@ -433,7 +435,7 @@ def length_claims(runs: dict[str, LengthResult]) -> dict[str, float]:
     - sinusoidal, learned and rotary fit the training lengths (≥ 0.95 at every length 1–8, and
       training stopped early); NoPE and ALiBi do not within the step budget;
     - one symbol past the training range (n = 9) rotary copies ≥ 0.75, sinusoidal and learned
-      at most 0.01, and from n = 10 on those two copy at most 0.01;
+      at most 0.2, and from n = 10 on those two copy at most 0.05;
     - rotary still copies ≥ 0.5 at n = 10, then falls, to ≤ 0.1 at n = 16 (how fast differs
       from run to run: at n = 12 one seed still copied 0.95, another 0.26); per symbol it
       stays ahead of both at n = 16, by at least 0.1.
@@ -450,9 +452,10 @@ def length_claims(runs: dict[str, LengthResult]) -> dict[str, float]:
     assert all(not runs[k].fitted and trained[k] < 0.95 for k in SLOW_KINDS), trained
     bounds = LENGTH_BOUNDS
     added = max(exact["sinusoidal"][9], exact["learned"][9])
-    assert exact["rotary"][9] >= bounds["rot_9_min"] and added <= 0.01, (exact["rotary"][9], added)
+    assert exact["rotary"][9] >= bounds["rot_9_min"], exact["rotary"][9]
+    assert added <= bounds["added_9_max"], added
     added_10 = max(exact[k][n] for k in ("sinusoidal", "learned") for n in range(10, 17))
-    assert added_10 <= 0.01, added_10
+    assert added_10 <= bounds["added_10_max"], added_10
     rot = exact["rotary"]
     assert rot[10] >= bounds["rot_10_min"] and rot[16] <= bounds["rot_16_max"], rot  # it falls
     tok_added = max(token["sinusoidal"][16], token["learned"][16])
