@@ -69,8 +69,10 @@ plotly-js: $(STAMP)
 lint: install
 	$(BIN)/ruff check src tests benchmarks scripts
 
+# The claims tests (seeds 0-2 of every trained model) run once, in colab-check, on another CPU's
+# kernels, where the models differ from the chapters' own run (which asserts seed 0 here).
 unit: install
-	$(BIN)/pytest -q -x -n 2 -m "not notebooks and not browser and not lab"
+	$(BIN)/pytest -q -x -n 2 -m "not notebooks and not browser and not lab and not claims"
 
 # The reader editions (notebooks/, committed: Colab opens files from the repository) are written
 # from chapters/ and this build's execution; `make test` fails when they are stale.
