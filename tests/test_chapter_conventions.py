@@ -15,7 +15,7 @@ from course_attention import exercises as ex
 
 CHAPTERS = notebooks()
 HIDDEN = {"remove-cell", "remove-input"}
-BOOKKEEPING = re.compile(r"\bglue\(")
+BOOKKEEPING = re.compile(r"\bglue(?:_varies)?\(")
 
 
 def _visible_code_lines(nb) -> list[str]:
