@@ -196,14 +196,17 @@ def check_encoder_decoder_claims(c: EncoderDecoderClaims) -> None:
         "decoding 31415 starts at the last digit and never moves right",
         c.decode_top,
     )
+    # 1 digit: no claim. Only ten such strings exist, and how many come out right jumps between
+    # runs (seed 2: none on one CPU's kernels, 4 of 10 on another's), so any claim about them
+    # would have a margin smaller than what another computer moves it by.
     unseen = c.unseen_accuracy
     _check(
-        max(unseen[k] for k in (1, 9, 10)) < 0.5 <= unseen[2],
-        "2 digits mostly right; 1, 9 and 10 mostly wrong",
+        max(unseen[k] for k in (9, 10)) < 0.5 <= unseen[2],
+        "2 digits mostly right; 9 and 10 mostly wrong",
         unseen,
     )
     _check(
-        c.typical_length[1] == 2 and c.typical_length[10] == max(c.trained_lengths),
-        "most answers to 1 digit have 2, to 10 digits the longest trained length",
+        c.typical_length[10] == max(c.trained_lengths),
+        "most answers to 10 digits have the longest trained length",
         c.typical_length,
     )
