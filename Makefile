@@ -24,7 +24,7 @@ ZH_BUILD = $(BIN)/python -m course_book.i18n.edition && rm -rf zh/_build \
 	&& $(BIN)/jupyter-book build zh --builder html $(1) && rm -rf _build/html/zh \
 	&& cp -r zh/_build/html _build/html/zh
 
-.PHONY: book test lab serve install plotly-js lint unit notebooks notebook-check strict-build browser chromium colab-check lab-check clean catalogues chapter
+.PHONY: book test lab serve install plotly-js lint unit notebooks notebook-check strict-build browser chromium colab-check lab-check clean catalogues chapter chapter-here chapter-elsewhere
 
 book: install
 	rm -rf _build/html _build/jupyter_execute _build/.doctrees
@@ -113,18 +113,26 @@ colab-check: $(COLAB_VENV)/.installed install
 	env $(OTHER_KERNELS) $(BIN)/pytest -q -n 2 -m claims $(if $(NB),--chapter $(NB)) \
 	  || [ $$? = 5 ]  # 5: the chapter trains no model, so it has no claims test
 
-# A chapter author's loop: NB's execution (the book's incremental build re-reads, so executes,
-# only the chapter touched here), both sites, its reader editions, its unit, claims, edition and
-# page checks (English and Chinese), its run on other kernels and its drift.
+# A chapter author's loop, two halves at once (one per core), then the drift of its glued values:
+# here, NB's execution by the book's incremental build (it re-reads, so executes, only the chapter
+# touched here), both sites, its reader editions, its unit, edition and page checks (English and
+# Chinese); elsewhere, NB on another CPU's kernels with Colab's libraries and its claims tests.
 chapter: install chromium $(COLAB_VENV)/.installed
 	@test -n "$(NB)" || { echo "usage: make chapter NB=08 (a chapter's file-name prefix)"; exit 2; }
+	$(MAKE) --no-print-directory -j2 --output-sync=target chapter-here chapter-elsewhere NB=$(NB)
+	$(BIN)/python tests/drift.py $(NB)
+
+chapter-here:
 	touch chapters/$(NB)*.ipynb
 	$(JB_BUILD) -W -n --keep-going
 	$(call ZH_BUILD,-W -n --keep-going)
 	$(BIN)/python -m course_book.reader . >/dev/null
 	$(BIN)/python -m course_book.reader . zh >/dev/null
 	$(BIN)/pytest -q -x -n 2 --dist loadfile --chapter $(NB) -m "not lab and not claims"
-	$(MAKE) --no-print-directory colab-check NB=$(NB)
+
+chapter-elsewhere:
+	$(COLAB_VENV)/bin/python tests/colab_like.py $(NB)
+	env $(OTHER_KERNELS) $(BIN)/pytest -q -n 2 -m claims --chapter $(NB) || [ $$? = 5 ]
 
 # Debian's CJK fonts let screenshots of the Chinese site show glyphs (the site ships no web font).
 chromium:
