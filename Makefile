@@ -128,7 +128,7 @@ chapter-here:
 	$(call ZH_BUILD,-W -n --keep-going)
 	$(BIN)/python -m course_book.reader . >/dev/null
 	$(BIN)/python -m course_book.reader . zh >/dev/null
-	$(BIN)/pytest -q -x -n 2 --dist loadfile --chapter $(NB) -m "not lab and not claims"
+	$(BIN)/pytest -q -x -n 2 --dist load --chapter $(NB) -m "not lab and not claims"
 
 chapter-elsewhere:
 	$(COLAB_VENV)/bin/python tests/colab_like.py $(NB)
