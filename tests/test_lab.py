@@ -183,12 +183,27 @@ def _changed(page, root, before: str, timeout: int) -> bool:
     return True
 
 
+def _settled(page, root, polls: int = 20) -> None:
+    """Wait until the figure stops changing (a redraw can land in parts), so that the next
+    control starts from the finished figure: otherwise "÷ 2" then "× 2", which lands back on
+    the first figure, reads as "no redraw"."""
+    state = root.evaluate(PLOT_STATE)
+    for _ in range(polls):
+        page.wait_for_timeout(250)
+        now = root.evaluate(PLOT_STATE)
+        if now == state:
+            return
+        state = now
+
+
 def _redraws(page, root, control, controls) -> str:
     """Drive ``control``; if the figure stays, try again under each option of the explorer's
     first menu (a control may act only under some presets, e.g. a sliding window's width)."""
+    _settled(page, root)
     before = root.evaluate(PLOT_STATE)
     kind = _drive(page, root, control)
     if _changed(page, root, before, 15_000):
+        _settled(page, root)
         return kind
     menu = next((c for c in controls if "widget-dropdown" in (c.get_attribute("class") or "")
                  and c != control), None)
