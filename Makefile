@@ -142,7 +142,7 @@ chromium:
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq fonts-noto-cjk >/dev/null; }
 
 browser: install chromium
-	$(BIN)/pytest -q -x -n 2 --dist loadfile -m browser
+	$(BIN)/pytest -q -x -n 2 --dist load -m browser
 
 # JupyterLab lives in its own environment: its server's dependencies slow the book's execution.
 LAB_VENV := .venv-lab
