@@ -59,8 +59,6 @@ RAW_MYST = re.compile(
 #: The staleness check compares everything but the text inside, which differs between computers.
 GLUE_SPAN = '<span title="{title}" data-glue="{key}">{text}</span>'
 GLUE_RE = re.compile(r'(<span title="[^"<]*" data-glue="[^"<]*">)[^<]*(</span>)')
-#: The kinds of glued value (``READER_WORDS[lang]["glue_<kind>"]`` is the title).
-GLUE_KINDS = ("same", "varies", "timing")
 ADMONITIONS = {
     "note": "Note",
     "tip": "Tip",
