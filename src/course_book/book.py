@@ -341,8 +341,27 @@ def _plotly_on_directive_pages(app: Any, pagename: str, *args: Any) -> None:
         app.add_js_file(PLOTLY_JS)  # this page only (called from html-page-context)
 
 
+def _no_output_widget_echo() -> None:
+    """Keep nbclient's stand-in for an ``ipywidgets.Output`` from writing to the kernel.
+
+    Every explorer draws its first figure into an ``Output`` widget while its cell runs. nbclient
+    mimics a front end: each captured output is echoed to the kernel as a ``comm_msg`` on the
+    shell socket, from the task that reads IOPub, while another task awaits the cell's
+    ``execute_reply`` on that same socket. zmq signals a readable socket by an edge, and the send
+    can consume the edge of a reply that has just arrived: the waiting task then sleeps until the
+    cell's timeout (120 s), finds the reply and goes on, without an error (chapter 11's tiling
+    explorer, sometimes chapter 4's mask explorer, in full builds). The echo only keeps the
+    kernel's copy of the widget's outputs, which the build never reads; the notebook's saved
+    widget state is written by nbclient either way.
+    """
+    from nbclient.output_widget import OutputWidget
+
+    OutputWidget.sync_state = lambda self: None  # type: ignore[method-assign]
+
+
 def setup(app: Any) -> dict[str, Any]:
     """Sphinx extension entry point."""
+    _no_output_widget_echo()
     app.add_config_value("course_attention_plotly_dir", "_vendor/plotly", "html")
     app.add_config_value("course_attention_language", "en", "html")
     app.add_config_value("course_attention_notice", "", "html")  # what the edition lacks yet
