@@ -36,7 +36,12 @@ book: install
 # Colab-like run on another CPU's kernels (colab-check: every assertion must hold there too, and
 # _build/drift.json records how far each glued value moved), and the JupyterLab check of the
 # reader editions. The notebook check regenerates the reader editions from the strict build.
-test: install lint unit strict-build notebook-check colab-check browser lab-check
+# The three environments and chromium install at once (mostly waiting on disk and network); the
+# checks then run one after another, each on both cores.
+test:
+	$(MAKE) --no-print-directory -j4 --output-sync=target install chromium \
+	  $(COLAB_VENV)/.installed $(LAB_VENV)/.installed
+	$(MAKE) --no-print-directory lint unit strict-build notebook-check colab-check browser lab-check
 	@echo "make test: all checks passed."
 	@sed -n '/^Drift of the glued values/,/^written/p' _build/colab-check.log
 

@@ -8,7 +8,9 @@ chapters' own explorers — the trained models included. Needs ``make strict-bui
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -16,12 +18,16 @@ import pytest
 from _explorers import load_model, open_page, wait_live
 from _site import SITE, browser, pages, serve
 from course_attention.i18n import using
+from course_attention.i18n.outputs import TEXT_KEYS
 
 pytestmark = pytest.mark.browser
 
 HERE = Path(__file__).parent
 #: The chapters whose main explorer the issue names; each must be live on its page.
 LIVE_CHAPTERS = ("01_", "02_", "04_", "05_", "07_", "08_", "09_")
+#: Held-out inputs a check takes on a Chinese page (where it has a size ``n``): the page carries the
+#: English page's numbers (asserted first), so its check asks that each path run in Chinese.
+ZH_INPUTS = 6
 #: What the checks compared, by page (written for the closing note and benchmarks/site.py).
 REPORT = SITE.parent / "explorer-checks.json"
 
@@ -58,16 +64,50 @@ def _explorer_pages() -> list[str]:
                        and 'class="plotly-figure ca-explorer"' in (SITE / p).read_text()]
 
 
+SPEC = re.compile(r'<script type="application/json" class="ca-spec">(.*?)</script>', re.S)
+
+
+def _specs(path: Path) -> list[dict]:
+    """The explorer specs a built page holds, in order, each model file's URL replaced by what
+    the file holds (the two books write the same weights, under names of their own)."""
+    specs = [json.loads(m.replace("<\\/", "</")) for m in SPEC.findall(path.read_text())]
+    for spec in specs:
+        if spec.get("model"):
+            spec["model"]["url"] = json.loads((path.parent / spec["model"]["url"]).read_text())
+    return specs
+
+
+def _numbers(value):
+    """A spec less its words (the values of ``TEXT_KEYS``, the category labels ``x``/``y``):
+    what the Chinese page must share with the English one."""
+    if isinstance(value, dict):
+        return {k: "…" if k in TEXT_KEYS or (k in ("x", "y") and _words(v)) else _numbers(v)
+                for k, v in value.items()}
+    return [_numbers(v) for v in value] if isinstance(value, list) else value
+
+
+def _words(value) -> bool:
+    return isinstance(value, list) and any(isinstance(v, str) for v in value)
+
+
 @pytest.mark.parametrize("path", _explorer_pages())
 def test_every_explorer_on_the_page_is_live_and_equals_the_package(site, path):
     """On the Chinese pages the same checks run with the package speaking Chinese: the page's
-    words come from the English run's spec, translated (``course_attention.i18n.outputs``)."""
+    words come from the English run's spec, translated (``course_attention.i18n.outputs``).
+    A Chinese page's explorers hold the English page's numbers (data, controls, model, first
+    figure), asserted here; so there each check takes ``ZH_INPUTS`` held-out inputs, enough to
+    run every path in Chinese, and the English page's check carries the full count."""
     base, chromium, report = site
-    with using("zh" if path.startswith("zh/") else "en"):
-        _check_page(base, chromium, report, path)
+    zh = path.startswith("zh/")
+    if zh:
+        english = [_numbers(s) for s in _specs(SITE / path.removeprefix("zh/"))]
+        assert [_numbers(s) for s in _specs(SITE / path)] == english, (
+            f"{path}: its explorers' numbers differ from the English page's")
+    with using("zh" if zh else "en"):
+        _check_page(base, chromium, report, path, ZH_INPUTS if zh else None)
 
 
-def _check_page(base, chromium, report, path):
+def _check_page(base, chromium, report, path, inputs=None):
     html = (SITE / path).read_text()
     n = html.count('class="plotly-figure ca-explorer"')
     name = Path(path).name
@@ -89,7 +129,8 @@ def _check_page(base, chromium, report, path):
         if spec.get("model"):
             assert spec["model"]["bytes"] <= 1_000_000, f"{path}: model file over 1 MB"
             load_model(page, i)
-        compared = checks[kind](page, i, SITE)
+        sized = inputs is not None and "n" in inspect.signature(checks[kind]).parameters
+        compared = checks[kind](page, i, SITE, **({"n": inputs} if sized else {}))
         assert compared > 0
         controls = page.evaluate("i => Object.keys(CourseAttention.explorers[i].controls)", i)
         redraws = page.evaluate("i => CourseAttention.explorers[i].redrawMs", i)
