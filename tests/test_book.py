@@ -127,6 +127,17 @@ def test_glue_returns_its_value_outside_a_kernel(value):
     assert ca.glue("x", value) == value
 
 
+@pytest.mark.parametrize("x, text", [(1e-10, "10⁻¹⁰"), (1e-5, "10⁻⁵"), (1.0, "10⁰"), (1e3, "10³")])
+def test_power_of_ten_writes_a_tolerance_as_the_prose_does(x, text):
+    assert ca.power_of_ten(x) == text
+
+
+@pytest.mark.parametrize("x", [2e-10, 1.1e-5, 0.0, -1e-5, float("nan"), float("inf")])
+def test_power_of_ten_refuses_what_it_would_round(x):
+    with pytest.raises(ValueError, match="not a power of ten"):
+        ca.power_of_ten(x)
+
+
 def test_every_figure_gets_a_text_alternative():
     titled = go.Figure(go.Bar(y=[1]), layout=dict(title=dict(text="Weights <b>now</b>")))
     assert book.figure_label(titled.to_dict()) == "Weights  now . Interactive bar"

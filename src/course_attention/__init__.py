@@ -16,7 +16,7 @@ import sys
 import numpy as np
 
 __version__ = "0.1.0"
-__all__ = ["setup", "in_colab", "glue", "glue_varies", "VARIES", "__version__"]
+__all__ = ["setup", "in_colab", "glue", "glue_varies", "power_of_ten", "VARIES", "__version__"]
 
 
 def in_colab() -> bool:
@@ -78,6 +78,21 @@ def glue_varies(name: str | None = None, value: object = None, /, **values: obje
     Everything else glued with :func:`glue` must print the same on any computer.
     """
     return _glue(name, value, values, varies=True)
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def power_of_ten(x: float) -> str:
+    """``1e-10`` as the prose writes it, ``"10⁻¹⁰"``: a tolerance a cell asserts, glued.
+
+    Introduced in chapter 8. Raises ``ValueError`` unless ``x`` is an exact power of ten
+    (as ``float(f"1e{n}")`` is), since anything else would print a rounded number.
+    """
+    n = round(float(np.log10(x))) if x > 0 and np.isfinite(x) else None
+    if n is None or float(f"1e{n}") != x:
+        raise ValueError(f"power_of_ten: {x!r} is not a power of ten (1e-10, 1e-05, 100.0 …)")
+    return "10" + str(n).translate(_SUPERSCRIPT)
 
 
 def _glue(name: str | None, value: object, values: dict[str, object], varies: bool) -> object:
