@@ -24,7 +24,7 @@ ZH_BUILD = $(BIN)/python -m course_book.i18n.edition && rm -rf zh/_build \
 	&& $(BIN)/jupyter-book build zh --builder html $(1) && rm -rf _build/html/zh \
 	&& cp -r zh/_build/html _build/html/zh
 
-.PHONY: book test lab serve install plotly-js lint unit notebooks notebook-check strict-build browser chromium colab-check lab-check clean catalogues chapter chapter-here chapter-elsewhere
+.PHONY: book test lab serve install plotly-js lint unit notebooks notebook-check strict-build browser chromium colab-check other-kernels drift-claims lab-check clean catalogues chapter chapter-here chapter-elsewhere
 
 book: install
 	rm -rf _build/html _build/jupyter_execute _build/.doctrees
@@ -36,12 +36,14 @@ book: install
 # Colab-like run on another CPU's kernels (colab-check: every assertion must hold there too, and
 # _build/drift.json records how far each glued value moved), and the JupyterLab check of the
 # reader editions. The notebook check regenerates the reader editions from the strict build.
-# The three environments and chromium install at once (mostly waiting on disk and network); the
-# checks then run one after another, each on both cores.
+# What waits on disk, network or one kernel runs side by side: the three environments and
+# chromium install at once, and the other kernels' run (one thread) goes beside the strict build.
 test:
 	$(MAKE) --no-print-directory -j4 --output-sync=target install chromium \
 	  $(COLAB_VENV)/.installed $(LAB_VENV)/.installed
-	$(MAKE) --no-print-directory lint unit strict-build notebook-check colab-check browser lab-check
+	$(MAKE) --no-print-directory lint unit
+	$(MAKE) --no-print-directory -j2 --output-sync=target strict-build other-kernels
+	$(MAKE) --no-print-directory notebook-check drift-claims browser lab-check
 	@echo "make test: all checks passed."
 	@sed -n '/^Drift of the glued values/,/^written/p' _build/colab-check.log
 
@@ -109,11 +111,17 @@ $(COLAB_VENV)/.installed: pyproject.toml
 	$(COLAB_VENV)/bin/python -m pip install --quiet -e . $(COLAB_PINS)
 	touch $@
 
-# Every chapter on another CPU's kernels with Colab's libraries, then the drift of its glued values
-# against the strict build's, then the claims about trained models (seeds 0-2) on those kernels.
+# Every chapter on another CPU's kernels with Colab's libraries (on one thread, as a one-core
+# computer runs it), then the drift of its glued values against the strict build's, then the
+# claims about trained models (seeds 0-2) on those kernels.
 OTHER_KERNELS = $$($(BIN)/python tests/colab_like.py --env)
-colab-check: $(COLAB_VENV)/.installed install
-	$(COLAB_VENV)/bin/python tests/colab_like.py $(NB)
+colab-check: other-kernels
+	$(MAKE) --no-print-directory drift-claims
+
+other-kernels: $(COLAB_VENV)/.installed install
+	OMP_NUM_THREADS=1 $(COLAB_VENV)/bin/python tests/colab_like.py $(NB)
+
+drift-claims: install
 	$(BIN)/python tests/drift.py $(NB) | tee _build/colab-check.log
 	env $(OTHER_KERNELS) $(BIN)/pytest -q -n 2 -m claims $(if $(NB),--chapter $(NB)) \
 	  || [ $$? = 5 ]  # 5: the chapter trains no model, so it has no claims test
@@ -136,7 +144,7 @@ chapter-here:
 	$(BIN)/pytest -q -x -n 2 --dist load --chapter $(NB) -m "not lab and not claims"
 
 chapter-elsewhere:
-	$(COLAB_VENV)/bin/python tests/colab_like.py $(NB)
+	OMP_NUM_THREADS=1 $(COLAB_VENV)/bin/python tests/colab_like.py $(NB)
 	env $(OTHER_KERNELS) $(BIN)/pytest -q -n 2 -m claims --chapter $(NB) || [ $$? = 5 ]
 
 # Debian's CJK fonts let screenshots of the Chinese site show glyphs (the site ships no web font).

@@ -88,6 +88,20 @@ def _near_miss(result: Any) -> Any:
     return _map(result, nudge)
 
 
+def _can_miss_nearly(exercise: core.Exercise, mistake: core.Mistake) -> bool:
+    """Whether nudging the mistake's outputs changes them: not when it gives NaN everywhere
+    (``(~mask) * -np.inf``: 0 · (−∞) = NaN), where a near miss is the mistake itself."""
+    for args in exercise.cases():
+        try:
+            with np.errstate(all="ignore"):
+                theirs = mistake.fn(*copy.deepcopy(args))
+        except Exception:  # noqa: BLE001, S112 - a mistake that raises here: no output to nudge
+            continue
+        if core._compare(theirs, _near_miss(theirs), exercise, strict=True) is not None:
+            return True
+    return False
+
+
 # --- generic answers, made for every exercise -----------------------------------------------
 
 
@@ -116,13 +130,14 @@ def generic_answers(exercise_id: str) -> list[tuple[str, Callable[[], Callable],
         answers.append(("the right number as text", lambda: lambda *a: str(reference(*a)), UNNAMED))
     for mistake in exercise.mistakes:
         answers.append((f"mistake: {mistake.name}", lambda m=mistake: m.fn, mistake.name))
-        answers.append(
-            (
-                f"near miss of: {mistake.name}",
-                lambda m=mistake: lambda *a: _near_miss(m.fn(*a)),
-                UNNAMED,
+        if _can_miss_nearly(exercise, mistake):
+            answers.append(
+                (
+                    f"near miss of: {mistake.name}",
+                    lambda m=mistake: lambda *a: _near_miss(m.fn(*a)),
+                    UNNAMED,
+                )
             )
-        )
         telling = _telling_cases(exercise, mistake)
         if len(telling) >= 2:  # right everywhere but on one of the mistake's telling cases
 

@@ -280,9 +280,10 @@ def seed_claims() -> dict:
 
 
 @pytest.mark.claims
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_chapter_7_claims_hold_for_seeds_0_1_2(seed, seed_claims):
-    """The chapter's own checks (``check_encoder_decoder_claims``) on two models per seed."""
+@pytest.mark.parametrize("seed", [1, 2])
+def test_chapter_7_claims_hold_for_seeds_1_2(seed, seed_claims):
+    """The chapter's own checks (``check_encoder_decoder_claims``) on two models per seed; the
+    chapter runs them on seed 0 in each of its executions (here and on other kernels)."""
     from course_attention import experiments as E
 
     runs = E.train_seq2seq("reverse", seed), E.train_seq2seq("sort", seed)

@@ -304,4 +304,34 @@ def test_repeat_losses_score_the_first_and_the_second_copy():
 def test_greedy_loop_finds_the_earliest_loop():
     assert gpt.greedy_loop("ab" + "xyz" * 5) == (2, 3)
     assert gpt.greedy_loop("and a selse:\n" + " " * 10) == (13, 1)
+    assert gpt.greedy_loop("the a self." + "_" * 109) == (11, 1)  # the build's seed-0 loop
+    assert gpt.greedy_loop("abcabcabcabc") == (0, 3)
     assert gpt.greedy_loop("abcdef") is None
+
+
+@pytest.mark.parametrize("text", ["ab  ", "ab\n\n", "xyzxy" + "ab" * 2, "q" * 100 + "abc   "])
+def test_two_equal_characters_or_a_short_repeat_at_the_end_are_no_loop(text):
+    """The old rule (a piece repeated twice, however short) called each of these a loop."""
+    assert gpt.greedy_loop(text) is None
+    assert gpt.greedy_loop(text, min_repeats=2, min_share=1e-9) is not None  # the old rule
+
+
+def test_greedy_loop_needs_three_copies_and_a_quarter_of_the_text():
+    assert gpt.greedy_loop("abcd" + "xy" * 2) is None  # 2 copies
+    assert gpt.greedy_loop("abcd" + "xy" * 3) == (4, 2)  # 3 copies, 6 of 10 characters
+    assert gpt.greedy_loop("xy" * 3 + "x") == (0, 2)  # the last copy may be cut short
+    assert gpt.greedy_loop("a" * 91 + "bbbbbbbbb") is None  # 9 of 100 characters: too short
+    with pytest.raises(ValueError, match="min_repeats ≥ 2"):
+        gpt.greedy_loop("abc", min_repeats=1)
+    with pytest.raises(ValueError, match="0 < min_share ≤ 1"):
+        gpt.greedy_loop("abc", min_share=0)
+    with pytest.raises(ValueError, match="text must be a str"):
+        gpt.greedy_loop(list("abcabcabc"))
+
+
+def test_time_generation_runs_each_way_timing_repeats_times(monkeypatch):
+    calls = []
+    real = gpt.generate
+    monkeypatch.setattr(gpt, "generate", lambda *a, **k: calls.append(k) or real(*a, **k))
+    speed = gpt.time_generation(_model(), np.arange(1, 5), 3)
+    assert len(calls) == 2 * gpt.TIMING_REPEATS and speed["max_diff"] < 1e-12

@@ -15,7 +15,7 @@ import course_attention as ca
 from course_attention.i18n import gettext, language, set_language, using
 from course_book import book
 from course_book.i18n import catalog, edition, package
-from course_book.i18n.terms import glossary, term_misses
+from course_book.i18n.terms import glossary, package_term_misses, term_misses
 from course_book.i18n.units import check_translation, join, split, units
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -195,6 +195,13 @@ TERM_EXCEPTIONS = {
     ("chapters/10_positions", "sampling"): "sampling noise of a mean (抽样), not decoding",
     ("chapters/appendix_spot_the_bug", "encoder–decoder"): "the seed's own title, quoted "
     "as it is written (编码器—解码器)",
+    ("chapters/03_self_attention", "hidden"): "an RNN's hidden state (隐状态), not a masked key",
+    ("chapters/06_transformer_block", "hidden"): "the feed-forward network's hidden layer "
+    "(隐藏层), not a masked key",
+    ("chapters/08_decoder_only", "hidden"): "a hidden code cell (隐藏的单元格) and a position's "
+    "hidden state, not a masked key",
+    ("chapters/appendix_shapes", "hidden"): "an RNN's hidden states and the feed-forward "
+    "network's hidden activations (隐状态, 隐藏层激活), not masked keys",
 }
 
 
@@ -216,6 +223,52 @@ def test_each_glossary_term_has_one_chinese_term(doc: str) -> None:
 def test_every_term_exception_is_still_needed() -> None:
     found = {(doc, term) for doc in DOCS for term, _, _ in term_misses(ROOT, doc)}
     assert set(TERM_EXCEPTIONS) <= found, set(TERM_EXCEPTIONS) - found
+
+
+PACKAGE_CATALOGUES = sorted(p.stem for p in package.catalog_folder().glob("*.po"))
+# The same, for the catalogues of the package's own text (figures, explorers, checkers).
+PACKAGE_TERM_EXCEPTIONS = {
+    **{(name, "memory"): _COMPUTER_MEMORY for name in (
+        "chapters", "exercises.ch03_self_attention", "exercises.ch05_multi_head", "viz.efficient")},
+    ("exercises.ch06_transformer_block", "hidden"): "the feed-forward network's hidden width "
+    "(隐藏层宽度), not a masked key",
+}
+
+
+@pytest.mark.parametrize("name", PACKAGE_CATALOGUES)
+def test_the_package_text_uses_the_glossary_terms(name: str) -> None:
+    """Figures, explorers and checkers say what the prose says: 交互图, 检查器, 键值缓存 …"""
+    path = package.catalog_folder() / f"{name}.po"
+    misses = [(term, zh, en[:80]) for term, zh, en in package_term_misses(ROOT, path)
+              if (name, term) not in PACKAGE_TERM_EXCEPTIONS]
+    assert not misses, f"{name}: {len(misses)} text(s) without the glossary's term: {misses[:5]}"
+
+
+def test_every_package_term_exception_is_still_needed() -> None:
+    found = {(name, term) for name in PACKAGE_CATALOGUES
+             for term, _, _ in package_term_misses(ROOT, package.catalog_folder() / f"{name}.po")}
+    assert set(PACKAGE_TERM_EXCEPTIONS) <= found, set(PACKAGE_TERM_EXCEPTIONS) - found
+
+
+def test_a_package_text_without_the_term_is_found_and_code_is_not_the_term(tmp_path: Path) -> None:
+    (tmp_path / "chapters").mkdir()
+    (tmp_path / "chapters" / "appendix_glossary.md").write_text(
+        "| English | 中文 | where |\n|---|---|---|\n"
+        "| logit (logits) | logit（未归一化的对数概率） | here |\n| axis | 轴 | here |\n",
+        encoding="utf-8")
+    po = polib.POFile()
+    for english, chinese in [
+        ("large logits overflow to inf", "很大的对数几率会上溢为 inf"),  # the drifting form
+        ("the logits move", "logits 会变化"),
+        ("cross_entropy takes `logits`", "cross_entropy 接收的是 `logits`"),  # code both sides
+        ("softmax of the logits", "`logits` 的 softmax"),  # the term only as code: a miss
+        ("take the maximum, x.max(axis=-1)", "取最大值，即 `x.max(axis=-1)`"),  # a call: code
+    ]:
+        po.append(polib.POEntry(msgid=english, msgstr=chinese))
+    path = tmp_path / "viz.example.po"
+    po.save(str(path))
+    assert [en for _, _, en in package_term_misses(tmp_path, path)] == [
+        "large logits overflow to inf", "softmax of the logits"]
 
 
 def test_a_term_missing_from_the_chinese_is_found(tmp_path: Path) -> None:

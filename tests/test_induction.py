@@ -251,11 +251,11 @@ def test_figures_and_explorer_build():
 
 
 @pytest.mark.claims
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_the_chapters_claims_hold_on_seeds_0_1_and_2(seed):
+@pytest.mark.parametrize("seed", [1, 2])
+def test_the_chapters_claims_hold_on_seeds_1_and_2(seed):
     """Not one lucky seed: the chapter's own claim checks (``ind.check_claims``, which the
-    chapter runs on seed 0) hold for the models of seeds 0, 1 and 2, each trained as the
-    chapter trains it, with its 1-layer control and its fixed-offset model."""
+    chapter runs on seed 0 in each of its executions) hold for the models of seeds 1 and 2, each
+    trained as the chapter trains it, with its 1-layer control and its fixed-offset model."""
     run = ind.train_induction(seed=seed, progress=False)
     control = ind.train_induction(ind.RepeatConfig(n_layers=1), seed=seed, every=50, progress=False)
     fixed = ind.train_induction(

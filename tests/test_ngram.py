@@ -91,6 +91,42 @@ def test_the_ladder_on_the_corpus_falls_and_beats_the_add_alpha_bigram():
     assert ladder[2] < bigram and ladder[5] < 0.7 * bigram
 
 
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_terms_rebuild_each_probability_order_by_order(n):
+    gen = np.random.default_rng(n)
+    train = gen.choice(5, size=400, p=[0.4, 0.3, 0.15, 0.1, 0.05])
+    train[::7] = 2
+    model = ngram.fit_kneser_ney(train, n, vocab_size=6)
+    valid = gen.choice(6, size=30)
+    for t in range(1, len(valid)):
+        history = valid[:t]
+        terms = model.terms(history, int(valid[t]))
+        assert [term.order for term in terms] == list(range(1, min(t, n - 1) + 2))
+        assert terms[-1].prob == pytest.approx(np.exp(model.log_probs(valid[: t + 1])[-1]),
+                                               rel=1e-12)
+        lower = 1 / 6
+        for term in terms:
+            assert term.lower == lower
+            if term.total > 0:
+                share = max(term.count - term.discount, 0) + term.gamma * lower
+                assert term.prob == pytest.approx(share / term.total, rel=1e-12)
+            lower = term.prob
+
+
+def test_terms_count_pairs_at_the_top_and_continuations_below():
+    train = np.array([0, 1, 0, 1, 0, 1, 2, 1, 2, 2, 1, 0])  # pairs: 01 ×3, 10 ×3, 12 ×2, …
+    model = ngram.fit_kneser_ney(train, 2, vocab_size=3)
+    unigram, pair = model.terms([0], 1)
+    assert pair.count == 3 and pair.total == 3  # "1" followed "0" 3 times; "0" occurs 3 times
+    assert unigram.count == 2  # "1" follows 2 distinct characters, 0 and 2 (6 times in all)
+    assert unigram.total == 5  # the distinct pairs: 01, 10, 12, 21, 22
+    assert pair.discount == model.orders[1].discounts[2]  # the discount of a count ≥ 3
+    with pytest.raises(ValueError, match=r"ids must lie in 0 … 2"):
+        model.terms([0], 3)
+    with pytest.raises(ValueError, match="history must be integer ids"):
+        model.terms(np.array([0.5]), 1)
+
+
 def test_bad_inputs_are_value_errors():
     with pytest.raises(ValueError, match="n must be an integer in 1 … 8"):
         ngram.fit_kneser_ney(np.arange(10), 0)

@@ -206,10 +206,10 @@ def test_rope_score_by_offset_equals_rotating_and_dotting(key):
 
 
 @pytest.mark.claims
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_length_generalisation_claims_hold_for_every_seed(seed):
-    """Chapter 10 asserts positions.length_claims on seed 0; the same checks on seeds 0, 1, 2
-    (seed 0 again here, so that the rule of test_chapter_conventions can see all three)."""
+@pytest.mark.parametrize("seed", [1, 2])
+def test_length_generalisation_claims_hold_for_seeds_1_and_2(seed):
+    """Chapter 10 asserts positions.length_claims on seed 0 in each of its executions; the same
+    checks on seeds 1 and 2."""
     assert positions.shared_weights_equal(
         [positions.copy_model(k, seed) for k in positions.POSITION_KINDS]
     )

@@ -148,9 +148,19 @@ def test_top_p_one_keeps_every_token_above_zero_even_the_tiny_ones():
     assert np.count_nonzero(sampling.next_token_probabilities(logits, 0.25, top_p=1.0)) == 96
 
 
-@pytest.mark.parametrize("temperature", [1e-310, 5e-324, 2.2e-308])
-def test_a_subnormal_temperature_is_refused_not_nan(temperature):
-    with pytest.raises(ValueError, match="smallest normal float64"):
+def test_the_smallest_temperature_is_where_its_inverse_overflows():
+    t = sampling.SMALLEST_TEMPERATURE
+    with np.errstate(over="ignore"):
+        assert np.isfinite(1 / np.float64(t)) and np.isinf(1 / np.nextafter(t, 0))
+    assert 5.5e-309 < t < 5.6e-309 < np.finfo(np.float64).tiny  # subnormal, 1 / max: not 2.2e-308
+    assert t == np.nextafter(1 / np.finfo(np.float64).max, 1)  # one step above 2^-1024
+    sampling.check_temperature(t)  # accepted: 1 / T is finite
+    sampling.check_temperature(2.2e-308)  # below the smallest normal, 1 / T still finite
+
+
+@pytest.mark.parametrize("temperature", [1e-310, 5e-324, np.nextafter(5.56268464626801e-309, 0)])
+def test_a_temperature_whose_inverse_overflows_is_refused_not_nan(temperature):
+    with pytest.raises(ValueError, match=r"1 / T overflows \(it does below 5.56e-309\)"):
         sampling.check_temperature(temperature)
     with pytest.raises(ValueError, match="use greedy"):
         sampling.next_token_probabilities(np.array([1.0, 2.0]), temperature)

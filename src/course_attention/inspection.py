@@ -1,7 +1,9 @@
 """Looking inside a trained model: attention maps and step-by-step decoding (chapter 7).
 
 Helpers for the chapters' heatmaps and decoding sliders; the models come from
-:mod:`course_attention.modules`, the tasks from :mod:`course_attention.tasks`.
+:mod:`course_attention.modules`, the tasks from :mod:`course_attention.tasks`. Also
+:func:`agreement`, the words in which the prose says how two computations of the same numbers
+agree (chapter 5).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ __all__ = [
     "order_shift",
     "DecodingSteps",
     "decoding_steps",
+    "agreement",
 ]
 
 
@@ -255,3 +258,24 @@ def decoding_steps(
     rows = [step[layer, 0].mean(dim=0)[:n] for step in out.cross_attention]  # (seq_s,) each
     weights = torch.stack(rows).double().numpy()  # (steps, seq_s)
     return DecodingSteps(token_names(src[0, :n]), token_names(out.tokens[0].tolist()), weights)
+
+
+def agreement(gap: float, tol: float = 1e-12) -> str:
+    """How two computations of the same numbers agree, in the words the prose glues (chapter 5).
+
+    ``gap`` is their largest absolute difference. An exact 0 gives ``"exactly the same
+    numbers"``; a gap above 0 and below ``tol`` (far above float64 rounding for numbers of order
+    1, far below any real mistake) gives ``"the same numbers up to 4.4e-16, rounding error"``,
+    with the gap in place of 4.4e-16. Whether two correct computations round alike depends on the
+    CPU and the libraries, so a chapter glues the phrase its own run chose (``ca.glue_varies``).
+    Raises ``ValueError`` for a gap that is negative, not finite, or not below ``tol``: that is
+    no rounding error. The words are in the book's language (中文版).
+    """
+    from .i18n import _
+
+    gap = float(gap)
+    if not (np.isfinite(gap) and 0 <= gap < tol):
+        raise ValueError(f"need 0 ≤ gap < tol = {tol:g}, a rounding error at most; got {gap!r}")
+    if gap == 0:
+        return _("exactly the same numbers")
+    return _("the same numbers up to {gap:.1e}, rounding error").format(gap=gap)

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["KneserNey", "fit_kneser_ney", "ladder", "bits"]
+__all__ = ["KneserNey", "Term", "fit_kneser_ney", "ladder", "bits"]
 
 
 def bits(nats: float) -> float:
@@ -99,6 +99,29 @@ def _order(grams: np.ndarray, counts: np.ndarray, vocab_size: int) -> _Order:
 
 
 @dataclass(frozen=True)
+class Term:
+    """One order's share of a Kneser–Ney probability, ``P(w | h)`` for a context ``h`` of
+    ``order − 1`` characters (:meth:`KneserNey.terms`).
+
+    ``prob = (max(count − discount, 0) + gamma · lower) / total`` when ``total > 0``, else
+    ``lower``. ``count`` is ``c(h w)``: how often ``w`` followed ``h`` in the training text at the
+    highest order, and at the lower orders the *continuation count*, the number of distinct
+    characters seen before ``h w``. ``discount`` is the one subtracted from that count (0 when it
+    is 0), ``total`` is ``c(h)`` (the counts of every character after ``h``), ``gamma`` the mass
+    the discounts took off after ``h``, ``lower`` the next-shorter order's ``prob`` (for order 1,
+    the uniform ``1 / vocab``).
+    """
+
+    order: int
+    count: int
+    discount: float
+    total: float
+    gamma: float
+    lower: float
+    prob: float
+
+
+@dataclass(frozen=True)
 class KneserNey:
     """An interpolated, modified Kneser–Ney character ``n``-gram model (chapter 8).
 
@@ -134,6 +157,38 @@ class KneserNey:
             safe = np.where(seen, total, 1.0)
             prob[has] = np.where(seen, (np.maximum(c - disc, 0) + gamma * lower) / safe, lower)
         return np.log(prob)
+
+    def terms(self, history: np.ndarray, w: int) -> tuple[Term, ...]:
+        """How ``P(w | history)`` is built, one :class:`Term` per order, shortest first.
+
+        Introduced in chapter 8 (a worked example of Kneser–Ney). ``history`` ``(≤ n − 1,)`` are
+        the ids before ``w`` (only the last ``n − 1`` count). The last term's ``prob`` equals
+        ``exp(log_probs([*history, w])[-1])``.
+        """
+        history = np.asarray(history)
+        if history.ndim != 1 or not (history.size == 0 or np.issubdtype(history.dtype, np.integer)):
+            raise ValueError(f"history must be integer ids, shape (m,); got {history.dtype} "
+                             f"{history.shape}")
+        if not isinstance(w, int | np.integer):
+            raise ValueError(f"w must be an integer id; got {w!r}")
+        ids = np.r_[history.astype(np.int64), int(w)]
+        if ids.min() < 0 or ids.max() >= self.vocab_size:
+            raise ValueError(f"ids must lie in 0 … {self.vocab_size - 1}; got {ids.tolist()}")
+        history, w = ids[:-1][max(len(ids) - self.n, 0) :], int(w)  # the last n − 1 ids
+        V, prob, out = self.vocab_size, 1.0 / self.vocab_size, []
+        for k in range(1, len(history) + 2):
+            o, ctx = self.orders[k - 1], 0
+            for h in history[len(history) - (k - 1) :]:
+                ctx = ctx * V + int(h)
+            gram = np.array([ctx * V + w])
+            total = float(_lookup(o.contexts, o.totals, np.array([ctx]))[0])
+            gamma = float(_lookup(o.contexts, o.gammas, np.array([ctx]))[0])
+            count = int(_lookup(o.grams, o.counts, gram)[0])
+            disc = 0.0 if count == 0 else o.discounts[min(count, 3) - 1]
+            lower = prob
+            prob = (max(count - disc, 0.0) + gamma * lower) / total if total > 0 else lower
+            out.append(Term(k, count, disc, total, gamma, lower, prob))
+        return tuple(out)
 
     def loss(self, ids: np.ndarray) -> float:
         """Cross-entropy on ``ids`` ``(m,)`` in nats per character (every character but the

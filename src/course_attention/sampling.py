@@ -20,6 +20,7 @@ from . import numpy_ref
 
 __all__ = [
     "TOP_P_TOLERANCE",
+    "SMALLEST_TEMPERATURE",
     "greedy",
     "check_temperature",
     "top_k_filter",
@@ -33,6 +34,24 @@ __all__ = [
 #: rounded (``0.6 + 0.3`` is ``0.8999999999999999``), by far less than this for any vocabulary
 #: below a million tokens.
 TOP_P_TOLERANCE = 1e-12
+
+
+def _smallest_invertible() -> float:
+    """The smallest positive float64 ``t`` whose inverse ``1 / t`` is finite."""
+    t = np.float64(1.0) / np.finfo(np.float64).max  # about 5.6e-309, far below the normal floats
+    with np.errstate(over="ignore", divide="ignore"):
+        while not np.isfinite(1.0 / t):  # 1 / max rounds to 2^-1024, whose inverse overflows
+            t = np.nextafter(t, np.inf)
+        while np.isfinite(1.0 / np.nextafter(t, 0.0)):
+            t = np.nextafter(t, 0.0)
+    return float(t)
+
+
+#: The smallest temperature :func:`check_temperature` accepts: the smallest positive float64 whose
+#: inverse ``1 / T`` is finite, one step above ``2^-1024`` ≈ ``5.6e-309`` (``1 /
+#: np.finfo(float).max`` rounds to ``2^-1024``, whose inverse overflows). It is *subnormal*, far
+#: below the smallest normal float64 (``2.2e-308``): between the two, ``1 / T`` is finite.
+SMALLEST_TEMPERATURE = _smallest_invertible()
 
 
 def _rows(x: ArrayLike, name: str) -> np.ndarray:
@@ -56,20 +75,22 @@ def check_temperature(temperature: float) -> None:
     """Raise a ``ValueError`` unless ``temperature`` is a positive finite number whose inverse is
     finite too.
 
-    A temperature below the smallest normal float64 (``2.2e-308``, e.g. ``1e-310``) is rejected:
-    ``1 / T`` overflows to infinity and every logit divided by it becomes ``±inf`` or NaN. Such a
-    temperature is greedy decoding in all but name: use :func:`greedy`.
+    A temperature below :data:`SMALLEST_TEMPERATURE` (about ``5.6e-309``, e.g. ``1e-310``) is
+    rejected: ``1 / T`` overflows to infinity and every logit divided by it becomes ``±inf`` or
+    NaN. Such a temperature is greedy decoding in all but name: use :func:`greedy`. (Above it,
+    logits divided by a tiny ``T`` can still overflow; :func:`next_token_probabilities` checks
+    that for the logits it is given.)
     """
     if not np.isfinite(temperature) or temperature <= 0:
         raise ValueError(
             f"temperature must be > 0 (the logits are divided by it); got {temperature}. "
             "As the temperature goes to 0 sampling becomes greedy: use greedy() for T = 0"
         )
-    if temperature < np.finfo(np.float64).tiny:
+    if temperature < SMALLEST_TEMPERATURE:
         raise ValueError(
-            f"temperature {temperature} is below the smallest normal float64 "
-            f"({np.finfo(np.float64).tiny:.1e}): the logits divided by it overflow to ±inf and the "
-            "softmax gives NaN. At such a temperature sampling is greedy: use greedy()"
+            f"temperature {temperature} is so small that 1 / T overflows (it does below "
+            f"{SMALLEST_TEMPERATURE:.2e}): the logits divided by it become ±inf and the softmax "
+            "gives NaN. At such a temperature sampling is greedy: use greedy()"
         )
 
 

@@ -98,7 +98,10 @@ class Adam:
     both give the same parameters. For every parameter ``p`` with gradient ``g``, at step ``t``:
     ``m ← β₁ m + (1 − β₁) g``, ``v ← β₂ v + (1 − β₂) g²``,
     ``p ← p − lr · (m / (1 − β₁ᵗ)) / (√(v / (1 − β₂ᵗ)) + eps)``. With ``weight_decay`` λ > 0 it
-    is AdamW (Loshchilov and Hutter, 2019), as ``torch.optim.AdamW``: first ``p ← p · (1 − lr λ)``.
+    is AdamW (Loshchilov and Hutter, 2019) in PyTorch's form, as ``torch.optim.AdamW``: first
+    ``p ← p · (1 − lr λ)``, with ``lr`` the step's learning rate, schedule included. The paper
+    shrinks by ``η_t λ`` instead, ``η_t`` being the schedule multiplier and not the learning rate
+    α: PyTorch's λ is the paper's divided by α.
     """
 
     def __init__(
@@ -179,7 +182,8 @@ def fit(
         loss: ``loss(model, batch)`` → a scalar tensor to minimise.
         steps, lr, warmup: :class:`Adam` at rate ``lr · min(1, (i + 1) / warmup) · (1 + cos(π i /
             steps)) / 2`` at step ``i`` (linear warm-up, cosine decay).
-        weight_decay: AdamW's decoupled weight decay (0: plain Adam).
+        weight_decay: AdamW's decoupled weight decay λ, in PyTorch's form: each step shrinks the
+            weights by ``lr · λ`` at that step's rate (0: plain Adam).
         threads: torch threads while training (see :func:`torch_threads`; ``None`` keeps torch's
             setting, e.g. for a larger model on an idle machine).
         callback: ``callback(step, loss)`` after every step (``step`` counts from 1), e.g. to

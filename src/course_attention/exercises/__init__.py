@@ -3,8 +3,9 @@
 Introduced in chapter 1. Help comes in stages: the first failure shows what failed, the second
 adds a hint, the third the recipe; ``hint(exercise_id)`` asks for the next stage sooner and
 ``reset()`` starts over. The checker lives in ``exercises/core.py``; each chapter's exercises —
-reference, test cases, hint, difficulty, time and catalogue of known mistakes — live in one
-module per chapter, which registers them in ``EXERCISES`` when imported here.
+reference, test cases, hint, difficulty, time, catalogue of known mistakes and readings of the
+errors its wrong answers raise — live in one module per chapter, which registers them in
+``EXERCISES`` when imported here.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from . import (  # noqa: F401 - importing a chapter module registers its exercis
     ch10_positions,
     ch11_efficient_attention,
 )
-from .core import EXERCISES, Exercise, Mistake, check, evaluate, hint, reset
+from .core import EXERCISES, ErrorHint, Exercise, Mistake, check, evaluate, hint, reset
 
-__all__ = ["Exercise", "Mistake", "check", "evaluate", "hint", "reset", "EXERCISES"]
+__all__ = [
+    "Exercise", "Mistake", "ErrorHint", "check", "evaluate", "hint", "reset", "EXERCISES"
+]

@@ -248,8 +248,8 @@ ADAMW_MISTAKES = (
     ),
     Mistake(
         N_(
-            "the weights shrunk by (1 − λ) instead of (1 − lr · λ): the decay is scaled by the "
-            "learning rate"
+            "the weights shrunk by (1 − λ), the paper's decay at a constant schedule, instead of "
+            "(1 − lr · λ): `torch.optim.AdamW` multiplies λ by the learning rate"
         ),
         lambda p, g, m, v, t, lr, wd: _adam_update(p * (1 - wd), g, m, v, t, lr),
     ),
@@ -519,6 +519,22 @@ def _probe_cases() -> list[tuple]:
     return cases
 
 
+def _logistic_probe(X_fit: np.ndarray, y_fit: np.ndarray, X_new: np.ndarray,
+                    y_new: np.ndarray) -> float:
+    """Logistic regression with a bias, fitted as scikit-learn's ``LogisticRegression()`` fits it
+    by default: log-loss plus ½‖w‖² on the weights (not on the bias), minimised by Newton's
+    method; it predicts True where ``X w + b > 0``."""
+    A = np.c_[X_fit, np.ones(len(X_fit))]  # (n_fit, d + 1)
+    y = np.asarray(y_fit, dtype=float)
+    penalty = np.diag(np.r_[np.ones(A.shape[1] - 1), 0.0])  # (d + 1, d + 1): the bias is free
+    w = np.zeros(A.shape[1])
+    for _step in range(30):  # Newton's method: a few steps reach float64 precision
+        p = 1 / (1 + np.exp(-np.clip(A @ w, -500, 500)))  # (n_fit,)
+        grad = A.T @ (p - y) + penalty @ w
+        w = w - np.linalg.solve((A * (p * (1 - p))[:, None]).T @ A + penalty, grad)
+    return _probe_score(w, X_new, y_new)
+
+
 PROBE_MISTAKES = (
     Mistake(
         N_(
@@ -542,6 +558,14 @@ PROBE_MISTAKES = (
     Mistake(
         N_("the share of wrong answers, 1 − accuracy"),
         lambda Xf, yf, Xn, yn: 1 - _probe_reference(Xf, yf, Xn, yn),
+    ),
+    Mistake(
+        N_(
+            "logistic regression (scikit-learn's `LogisticRegression()`, say) instead of the "
+            "chapter's rule: a linear probe too, but it draws another boundary. Fit by least "
+            "squares onto +1 and −1, with a column of ones"
+        ),
+        _logistic_probe,
     ),
 )
 

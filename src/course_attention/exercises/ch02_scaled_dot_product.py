@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..i18n import N_
-from .core import Exercise, Mistake, register, rng
+from .core import ErrorHint, Exercise, Mistake, register, rng
 
 
 def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -105,6 +105,13 @@ def _diag(p: np.ndarray) -> np.ndarray:
     return p[..., :, None] * np.eye(p.shape[-1])  # (..., n, n)
 
 
+BATCH_HINT = N_(
+    "diag(p) − p pᵀ is right for one weight vector; what breaks is the batch: `np.outer` and "
+    "`np.diag` handle one 1-D vector only. An outer product is a column times a row: write it "
+    "with broadcasting (axes added with `None`), which keeps the leading batch axes, and build the "
+    "diagonal matrix the same way."
+)
+
 JACOBIAN_MISTAKES = (
     Mistake(
         N_("the sign flipped: p pᵀ − diag(p) instead of diag(p) − p pᵀ"),
@@ -116,6 +123,21 @@ JACOBIAN_MISTAKES = (
         N_("`np.outer` on a batch of weight vectors: it flattens its inputs, (3, 6) → an (18, 18) "
            "matrix; use p[..., :, None] * p[..., None, :]"),
         lambda p: np.diag(p.ravel()) - np.outer(p, p) if p.ndim > 1 else _diag(p) - _outer(p),
+        hint=BATCH_HINT,
+    ),
+)
+
+JACOBIAN_ERRORS = (
+    # np.diag(p) - np.outer(p, p) on the batch (3, 6): shapes (3,) and (18, 18); torch.outer
+    ErrorHint(
+        r"\(18, ?18\)|outer: Expected 1-D",
+        N_(
+            "`np.outer` flattens its inputs: on this case's batch p (3, 6) it builds the (18, 18) "
+            "matrix of every pair of the 18 numbers (`torch.outer` refuses a 2-D input), and "
+            "`np.diag` of a 2-D array reads its diagonal instead of building a matrix — both "
+            "handle one vector only, so a formula right for one vector fails on a batch"
+        ),
+        BATCH_HINT,
     ),
 )
 
@@ -173,6 +195,11 @@ def _masked_softmax_cases() -> list[tuple]:
     ]
 
 
+NAN_HINT = N_(
+    "0 · (−∞) is NaN, not 0: no product with −∞ leaves a kept score unchanged. Choose between "
+    "two values by the mask (`np.where`) instead of multiplying by it."
+)
+
 MASKED_SOFTMAX_MISTAKES = (
     Mistake(
         N_("the boolean mask added as 0/1 numbers (`scores + mask`): 1 only nudges the kept keys "
@@ -204,6 +231,26 @@ MASKED_SOFTMAX_MISTAKES = (
         lambda scores, mask: _naive_softmax(
             scores + np.where(mask, 0.0, -np.inf) - scores.max(axis=-1, keepdims=True)
         ),
+    ),
+    Mistake(
+        N_("the mask turned into numbers by multiplying, `(~mask) * -np.inf`: at a kept key that "
+           "is 0 · (−∞), which is NaN, not 0, and one NaN score makes its whole row of weights "
+           "NaN — choose the numbers with np.where(mask, 0.0, -np.inf)"),
+        lambda scores, mask: _softmax(scores + (~mask) * -np.inf),
+        hint=NAN_HINT,
+    ),
+)
+
+MASKED_SOFTMAX_ERRORS = (
+    # ref.softmax refuses the NaN that (~mask) * -np.inf makes
+    ErrorHint(
+        r"must be finite; found nan",
+        N_(
+            "NaN reached the softmax. A common source here is a product with −∞: 0 · (−∞) is NaN, "
+            "not 0, so `(~mask) * -np.inf` puts NaN at every kept key — choose the numbers with "
+            "np.where(mask, 0.0, -np.inf) instead of multiplying"
+        ),
+        NAN_HINT,
     ),
 )
 
@@ -239,6 +286,7 @@ register(
         difficulty=2,
         minutes=10,
         mistakes=JACOBIAN_MISTAKES,
+        error_hints=JACOBIAN_ERRORS,
         hint=N_(
             "entry [i, j] is p_i (δ_ij − p_j). For p of shape (..., n) build p[..., :, None] * "
             "np.eye(n) for the diagonal and subtract the outer product p[..., :, None] * p[..., "
@@ -286,6 +334,7 @@ register(
         difficulty=1,
         minutes=5,
         mistakes=MASKED_SOFTMAX_MISTAKES,
+        error_hints=MASKED_SOFTMAX_ERRORS,
         hint=N_(
             "turn the mask into numbers to add, np.where(mask, 0.0, -np.inf): 0 leaves a score "
             "unchanged and −inf gives weight 0. Add them to the scores, then take the softmax "

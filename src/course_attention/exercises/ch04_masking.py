@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..i18n import N_
-from .core import Exercise, Mistake, register, rng
+from .core import ErrorHint, Exercise, Mistake, register, rng
 
 
 def _real(lengths: np.ndarray, seq_len: int) -> np.ndarray:
@@ -109,6 +109,11 @@ def _hint_softmax(scores: np.ndarray, mask: np.ndarray, top: np.ndarray) -> np.n
     return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
 
 
+NAN_HINT = N_(
+    "0 · (−∞) is NaN, not 0: no product with −∞ leaves a kept score unchanged. Choose between "
+    "the score and −∞ by the mask (`np.where`) instead of multiplying by it."
+)
+
 MASKED_WEIGHTS_MISTAKES = (
     Mistake(
         N_(
@@ -161,6 +166,28 @@ MASKED_WEIGHTS_MISTAKES = (
         lambda scores, mask: _hint_softmax(
             scores, mask, np.broadcast_to(np.where(mask, scores, -np.inf).max(), scores.shape)
         ),
+    ),
+    Mistake(
+        N_(
+            "the hidden scores set by multiplying, `scores + (~mask) * -np.inf` (or `scores * mask "
+            "+ …`): at a kept key that is 0 · (−∞), which is NaN, not 0, and one NaN score makes "
+            "its whole row NaN — choose with np.where(mask, scores, -np.inf)"
+        ),
+        lambda scores, mask: _naive_softmax(scores + (~mask) * -np.inf),
+        hint=NAN_HINT,
+    ),
+)
+
+MASKED_WEIGHTS_ERRORS = (
+    # ref.softmax refuses the NaN that (~mask) * -np.inf makes
+    ErrorHint(
+        r"must be finite; found nan",
+        N_(
+            "NaN reached the softmax. A common source here is a product with −∞: 0 · (−∞) is NaN, "
+            "not 0, so `(~mask) * -np.inf` puts NaN at every kept key — choose with "
+            "np.where(mask, scores, -np.inf) instead of multiplying"
+        ),
+        NAN_HINT,
     ),
 )
 
@@ -240,6 +267,7 @@ register(
         difficulty=2,
         minutes=15,
         mistakes=MASKED_WEIGHTS_MISTAKES,
+        error_hints=MASKED_WEIGHTS_ERRORS,
         hint=N_(
             "hidden entries must get weight exactly 0, and a row in which every key is hidden "
             "must be all zeros, not NaN and not uniform. Replace hidden scores by the row "

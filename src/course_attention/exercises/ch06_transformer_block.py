@@ -84,6 +84,13 @@ PARAMETER_MISTAKES = (
         N_("the two layer norms left out: each has γ and β of shape (d_model,), 4·d_model in all"),
         lambda d_model, d_ff: _parameters_reference(d_model, d_ff) - 4 * d_model,
     ),
+    Mistake(  # the same count as the layer norms: the checker names both (issue 24)
+        N_(
+            "the biases of the four attention projections left out: W_q, W_k, W_v and W_o each "
+            "have a bias of shape (d_model,), 4·d_model in all"
+        ),
+        lambda d_model, d_ff: _parameters_reference(d_model, d_ff) - 4 * d_model,
+    ),
     Mistake(
         N_(
             "the output projection W_o left out: attention has four d_model × d_model matrices "

@@ -55,6 +55,15 @@ SHIFT_RIGHT_MISTAKES = (
         lambda labels, bos_id: np.roll(labels, 1, axis=1),
     ),
     Mistake(
+        N_(
+            "`np.roll(labels, 1)` without `axis`: numpy rolls the flattened array, so the last "
+            "label of each row moves to the front of the next row (the batch's very last label to "
+            "the front of the first) and no bos_id is put in — roll along `axis=1`, then set "
+            "column 0 to bos_id"
+        ),
+        lambda labels, bos_id: np.roll(labels, 1),
+    ),
+    Mistake(
         N_("shifted along the batch axis (axis 0) instead of the sequence axis (axis 1)"),
         lambda labels, bos_id: np.concatenate(
             [np.full((1, labels.shape[1]), bos_id, dtype=labels.dtype), labels[:-1]], axis=0

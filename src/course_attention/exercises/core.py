@@ -9,16 +9,22 @@ and a shape or dtype mismatch before a value mismatch, and — the point of chec
 wrong answer with a short catalogue of known mistakes (:class:`Mistake`). It names a mistake only
 when the learner's output agrees with it on *every* test case (a case where the mistake happens to
 give the right answer must be right too) and it is wrong on at least one: one degenerate case
-never decides. When the learner's code raises, it shows the error, what the common numpy and torch
-errors mean for this case's input shapes.
+never decides. When two catalogued mistakes give the very same numbers on every case it names
+both, and when the numbers are wrong and no mistake fits it says so (issue 24). When the
+learner's code raises, it shows the error and what it means: first the exercise's own reading of
+it (:class:`ErrorHint`, e.g. ``np.outer`` on a batch), else what the common numpy and torch
+errors mean. Every failure shows the failing case's inputs: their shapes, small arrays in full
+and of a larger one its first numbers, written as ``np.array(…)`` to paste into a cell.
 
 Help comes in stages, remembered per exercise for the session (issue 17: a recipe handed over on
 the first failure makes the second try mechanical):
 
-1. the first failure shows what failed — the case, what differs or what was raised, and the
-   catalogued mistake's name when one matches — and says how to get a hint;
-2. the second failure, or ``hint(exercise_id)``, adds the hint (:attr:`Exercise.first_hint`):
-   where to look;
+1. the first failure shows what failed — the case and its inputs, what differs or what was
+   raised, and the catalogued mistake's name when one matches — and says how to get a hint;
+2. the second failure, or ``hint(exercise_id)``, adds the hint: where to look — aimed at the
+   difficulty the answer shows when the matched mistake or error has a hint of its own
+   (:attr:`Mistake.hint`, :attr:`ErrorHint.hint`: ``np.outer`` is 1-D), else the exercise's
+   (:attr:`Exercise.first_hint`);
 3. the third failure, or a second ``hint``, gives the recipe (:attr:`Exercise.hint`), and the
    message is then the complete one that :func:`evaluate` returns.
 
@@ -44,6 +50,7 @@ from ..i18n import N_, _
 
 __all__ = [
     "Mistake",
+    "ErrorHint",
     "Exercise",
     "EXERCISES",
     "TIME_LIMIT_S",
@@ -67,11 +74,28 @@ class Mistake:
     """A known wrong answer: what the learner probably did, and a function that does exactly that.
 
     ``name`` completes the sentence "Likely mistake: …", e.g. ``"softmax over the queries
-    (axis 0) instead of the keys (axis -1)"``; ``fn`` takes the exercise's arguments.
+    (axis 0) instead of the keys (axis -1)"``; ``fn`` takes the exercise's arguments. ``hint``,
+    when given, is the hint (stage 2) for an answer that makes this mistake, in place of the
+    exercise's :attr:`Exercise.nudge`, which may aim elsewhere.
     """
 
     name: str
     fn: Callable[..., Any]
+    hint: str = ""
+
+
+@dataclass(frozen=True)
+class ErrorHint:
+    """What an error of the learner's code means in one exercise, found by its text.
+
+    ``pattern`` is a regular expression searched in ``"ValueError: <message>"``; ``meaning``
+    completes "What it means: …" and comes before the general meanings of numpy and torch errors;
+    ``hint``, when given, is the hint (stage 2) in place of the exercise's ``nudge``.
+    """
+
+    pattern: str
+    meaning: str
+    hint: str = ""
 
 
 WHAT_FAILED, HINT, RECIPE = 1, 2, 3
@@ -89,6 +113,8 @@ class Exercise:
     and a test checks that they agree. The texts a learner reads (``title``, ``hint``, ``nudge``,
     each mistake's ``name``, the values of ``hints_by_shape``) are marked with ``N_`` where the
     chapter module defines them; the checker shows them in the current language (中文版).
+    ``error_hints`` read the errors this exercise's wrong answers typically raise
+    (:class:`ErrorHint`).
     """
 
     id: str
@@ -102,6 +128,7 @@ class Exercise:
     atol: float = 1e-6
     hints_by_shape: dict[str, str] = field(default_factory=dict)
     nudge: str = ""
+    error_hints: tuple[ErrorHint, ...] = ()
 
     def __post_init__(self) -> None:
         if self.difficulty not in (1, 2, 3):
@@ -308,13 +335,21 @@ def _compare(expected: Any, got: Any, ex: Exercise, strict: bool = False) -> str
     ``strict`` (comparing two answers, not an answer with the reference) also tells a boolean
     array from 0/1 numbers either way round.
     """
+    return _difference(expected, got, ex, strict)[0]
+
+
+def _difference(
+    expected: Any, got: Any, ex: Exercise, strict: bool = False
+) -> tuple[str | None, bool]:
+    """:func:`_compare`'s message, and whether it is about the numbers alone: the result has the
+    expected type and shape, and its values differ (or are NaN)."""
     if isinstance(expected, tuple):
         if got is None:
-            return _("your function returned None — did you forget `return`?")
+            return _("your function returned None — did you forget `return`?"), False
         if not isinstance(got, (tuple, list)):
             return _("expected a tuple of {n} results, got {kind}").format(
                 n=len(expected), kind=type(got).__name__
-            )
+            ), False
         if len(got) != len(expected):  # "got tuple of": "got {kind} of" could match any "of"
             if type(got) is tuple:
                 wrong = _("expected a tuple of {n} results, got tuple of {k}")
@@ -322,28 +357,29 @@ def _compare(expected: Any, got: Any, ex: Exercise, strict: bool = False) -> str
                 wrong = _("expected a tuple of {n} results, got list of {k}")
             else:
                 wrong = _("expected a tuple of {n} results, got {kind} of {k}")
-            return wrong.format(n=len(expected), kind=type(got).__name__, k=len(got))
+            return wrong.format(n=len(expected), kind=type(got).__name__, k=len(got)), False
         for i, (e, g) in enumerate(zip(expected, got, strict=True)):
-            message = _compare(e, g, ex, strict)
+            message, numbers = _difference(e, g, ex, strict)
             if message:
-                return _("result {i}: {message}").format(i=i, message=message)
-        return None
+                return _("result {i}: {message}").format(i=i, message=message), numbers
+        return None, False
     if got is None:
-        return _("your function returned None — did you forget `return`?")
+        return _("your function returned None — did you forget `return`?"), False
     expected_raw = np.asarray(expected)
     if isinstance(got, (str, bytes)):
-        return _type_problem(expected_raw, got, None)
+        return _type_problem(expected_raw, got, None), False
+    not_numbers = _("expected a number or an array, got {kind}")
     try:
         got_raw = _as_array(got)
     except (TypeError, ValueError, RuntimeError):
-        return _("expected a number or an array, got {kind}").format(kind=type(got).__name__)
+        return not_numbers.format(kind=type(got).__name__), False
     problem = _type_problem(expected_raw, got, got_raw)
     if problem:
-        return problem
+        return problem, False
     try:
         got_array = got_raw.astype(float)
     except (TypeError, ValueError):
-        return _("expected a number or an array, got {kind}").format(kind=type(got).__name__)
+        return not_numbers.format(kind=type(got).__name__), False
     expected_array = expected_raw.astype(float)
     if got_array.shape != expected_array.shape:
         extra = ex.hints_by_shape.get(f"{got_array.shape}", "")
@@ -352,23 +388,23 @@ def _compare(expected: Any, got: Any, ex: Exercise, strict: bool = False) -> str
         if extra:
             return _("expected shape {expected}, got {got} — {extra}").format(
                 expected=expected_array.shape, got=got_array.shape, extra=_(extra)
-            )
+            ), False
         return _("expected shape {expected}, got {got}").format(
             expected=expected_array.shape, got=got_array.shape
-        )
+        ), False
     if strict and (expected_raw.dtype == bool) != (got_raw.dtype == bool):
-        return _("one is a boolean array and the other is not")
+        return _("one is a boolean array and the other is not"), False
     if expected_raw.dtype == bool and got_raw.dtype != bool:
         return _(
             "expected a boolean array (dtype bool, True/False), got dtype {dtype}: numpy and "
             "PyTorch read an int or float 0/1 array as numbers, not as a mask (`x[mask]` picks "
             "rows 0 and 1, torch's attn_mask *adds* it) — compare with `<` or use `.astype(bool)`"
-        ).format(dtype=got_raw.dtype)
+        ).format(dtype=got_raw.dtype), False
     if np.isnan(got_array).any() and not np.isnan(expected_array).any():
         where = tuple(int(i) for i in np.argwhere(np.isnan(got_array))[0])
         return _(
             "your result contains NaN (first at index {where}) where the reference has numbers"
-        ).format(where=where)
+        ).format(where=where), True
     close = np.isclose(got_array, expected_array, atol=ex.atol, rtol=1e-5, equal_nan=True)
     if not close.all():
         with np.errstate(invalid="ignore"):  # inf - inf where both are -inf: those are close
@@ -380,8 +416,8 @@ def _compare(expected: Any, got: Any, ex: Exercise, strict: bool = False) -> str
             "expected {expected:.6g}, got {got:.6g}"
         ).format(
             diff=diff.max(), where=where, expected=expected_array[where], got=got_array[where]
-        ) + _precision_note(expected_array, got_raw, diff)
-    return None
+        ) + _precision_note(expected_array, got_raw, diff), True
+    return None, False
 
 
 def _agrees(ex: Exercise, mistake_out: Any, learner_out: Any) -> bool:
@@ -405,12 +441,84 @@ def _describe_inputs(ex: Exercise, args: tuple) -> str:
     return ", ".join(parts)
 
 
+SMALL_INPUT = 20
+"""An input array of at most this many numbers is shown in full; of a larger one, the checker
+shows the first ``SLICE_WIDTH`` numbers of its first row."""
+SLICE_WIDTH = 6
+
+
+def _number(value: Any) -> str:
+    """One number as Python reads it back: ``0.6``, ``1000.0``, ``-np.inf``, ``np.nan``, ``3``."""
+    if isinstance(value, (bool, np.bool_)):
+        return "1" if value else "0"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    value = float(value)
+    if np.isnan(value):
+        return "np.nan"
+    if np.isinf(value):
+        return "np.inf" if value > 0 else "-np.inf"
+    text = f"{value:.4g}"
+    return text if any(c in text for c in ".e") else text + ".0"
+
+
+def _array_text(head: str, array: np.ndarray) -> str:
+    """``head`` followed by ``np.array([...])``: the rows of a matrix on lines of their own,
+    aligned; a boolean array as 0/1 with ``dtype=bool`` (words such as True would be prose to
+    the Chinese checks, and the line still pastes into a cell)."""
+    numbers = array.astype(int) if array.dtype == bool else array
+    body = np.array2string(
+        numbers,
+        separator=", ",
+        prefix=head + "np.array(",
+        formatter={"all": _number},
+        max_line_width=10**6,
+        threshold=10**6,
+    )
+    body = "\n".join(line for line in body.split("\n") if line.strip())
+    return f"{head}np.array({body}{', dtype=bool' if array.dtype == bool else ''})"
+
+
+def _input_values(ex: Exercise, args: tuple) -> list[str]:
+    """Lines that show the case's input arrays (issue 24): a small array in full, of a larger one
+    the first numbers of its first row, each as code that rebuilds it (``x = np.array([0.6, 0.3,
+    0.1])``, ``K[0, 0, :6] = np.array([…])``). Numbers and other inputs are on the line above."""
+    lines = []
+    for name, value in zip(ex.argument_names, args, strict=False):
+        if not hasattr(value, "shape") or np.ndim(value) == 0:
+            continue
+        try:
+            array = _as_array(value)
+            if array.dtype.kind not in "biuf":
+                continue
+            if array.size <= SMALL_INPUT:
+                text = _array_text(f"{name} = ", array)
+            else:
+                first = (0,) * (array.ndim - 1)
+                row = array[first]
+                index = [str(i) for i in first]
+                if row.size > SLICE_WIDTH:
+                    row, index = row[:SLICE_WIDTH], [*index, f":{SLICE_WIDTH}"]
+                text = _array_text(f"{name}[{', '.join(index)}] = ", row)
+        except Exception:  # noqa: BLE001, S112 - an input we cannot show: its shape is shown
+            continue
+        lines += ["    " + line for line in text.split("\n")]
+    return lines
+
+
 _ERROR_MEANINGS = (
     (
         ("mismatch in its core dimension", "not aligned", "cannot be multiplied"),
         N_("a matrix product `A @ B` needs A's last axis to equal B's second-to-last axis "
            "((m, k) @ (k, n) → (m, n)); print both shapes — a transpose may be missing, extra, or "
            "on the wrong axes (`.swapaxes(-1, -2)` swaps only the last two)"),
+    ),
+    (
+        ("axes don't match array",),
+        N_("numpy's `transpose` takes the new order of *every* axis, `x.transpose(0, 2, 1, 3)`, "
+           "while torch's `x.transpose(1, 2)` swaps two axes: the same call means different "
+           "things in the two libraries. To swap two axes of a numpy array use "
+           "`np.swapaxes(x, 1, 2)` (or `x.swapaxes(1, 2)`), or give `transpose` the full order"),
     ),
     (
         ("could not be broadcast", "must match the size of tensor"),
@@ -438,21 +546,38 @@ _ERROR_MEANINGS = (
 )
 
 
+def _error_hint(error: BaseException, ex: Exercise) -> ErrorHint | None:
+    """The exercise's own reading of the error (:attr:`Exercise.error_hints`), if one fits."""
+    text = f"{type(error).__name__}: {error}"
+    for error_hint in ex.error_hints:
+        try:
+            if re.search(error_hint.pattern, text):
+                return error_hint
+        except re.error:
+            continue
+    return None
+
+
 def _explain_error(error: BaseException, ex: Exercise, args: tuple) -> str:
     text = str(error)
     lines = []
-    for needles, meaning in _ERROR_MEANINGS:
-        if any(needle in text for needle in needles):
-            lines.append("  " + _("What it means: {meaning}.").format(meaning=_(meaning)))
-            break
+    own = _error_hint(error, ex)
+    meanings = [own.meaning] if own else []
+    meanings += [meaning for needles, meaning in _ERROR_MEANINGS
+                 if any(needle in text for needle in needles)]
+    if meanings:
+        lines.append("  " + _("What it means: {meaning}.").format(meaning=_(meanings[0])))
     lines.append(_inputs_line(ex, args))
     return "\n" + "\n".join(lines)
 
 
 def _inputs_line(ex: Exercise, args: tuple) -> str:
-    return "  " + _("This test case's inputs: {inputs}.").format(
-        inputs=_describe_inputs(ex, args)
-    )
+    """The case's inputs: their shapes on one line, then the arrays' values
+    (:func:`_input_values`)."""
+    return "\n".join([
+        "  " + _("This test case's inputs: {inputs}.").format(inputs=_describe_inputs(ex, args)),
+        *_input_values(ex, args),
+    ])
 
 
 def _timeout_message(ex: Exercise, n: int, m: int, args: tuple, run: _Run) -> str:
@@ -472,6 +597,15 @@ def _timeout_message(ex: Exercise, n: int, m: int, args: tuple, run: _Run) -> st
     )
 
 
+def _no_mistake_fits(ex: Exercise, n: int) -> str:
+    """The line for wrong numbers that no catalogued mistake explains (issue 24)."""
+    return "  " + _(
+        "No known mistake fits: your answer matches none of the {count} mistakes catalogued "
+        "for this exercise. Test case {n} is the first it fails: run your function on its "
+        "inputs (above) and check each intermediate result."
+    ).format(count=len(ex.mistakes), n=n)
+
+
 # --- judging ------------------------------------------------------------------------------------
 
 
@@ -479,28 +613,34 @@ def _timeout_message(ex: Exercise, n: int, m: int, args: tuple, run: _Run) -> st
 class _Verdict:
     """What the checker found, before it is worded for a stage of help.
 
-    ``what`` says what failed (the case, the difference or the error, the inputs); ``mistake``
-    is the catalogued mistake the answer matches, if any; ``attempt`` is False for a pass, a stub
-    that still raises ``NotImplementedError`` and an unknown exercise: those move no stage.
+    ``what`` says what failed (the case and its inputs, the difference or the error, or that no
+    catalogued mistake fits); ``mistakes`` are the catalogued mistakes the answer matches (more
+    than one when they give the same numbers on every case); ``hint`` is the hint aimed at the
+    difficulty the answer shows (:attr:`Mistake.hint`, :attr:`ErrorHint.hint`), shown at stage 2
+    in place of the exercise's; ``attempt`` is False for a pass, a stub that still raises
+    ``NotImplementedError`` and an unknown exercise: those move no stage.
     """
 
     passed: bool
     what: str
-    mistake: str | None = None
+    mistakes: tuple[str, ...] = ()
     attempt: bool = True
+    hint: str = ""
 
 
-def _likely_mistake(
+def _likely_mistakes(
     ex: Exercise, cases: Sequence[tuple], expected: Sequence[Any], runs: Sequence[_Run]
-) -> str | None:
-    """The first catalogued mistake the learner's outputs match on every case, or None.
+) -> list[Mistake]:
+    """The catalogued mistakes the learner's outputs match on every case (usually none or one).
 
     A mistake matches when, on every case, its output agrees with the learner's (or both raise),
     and it differs from the reference on at least one case (a *telling* case). Agreeing on the
     cases where the mistake happens to be right is required too: there the learner must be right.
+    Two mistakes match together only when they give the same numbers on every case.
     """
     if len(runs) != len(cases) or any(run.timed_out for run in runs):
-        return None
+        return []
+    found = []
     for mistake in ex.mistakes:
         telling, consistent = 0, True
         for args, want, run in zip(cases, expected, runs, strict=True):
@@ -516,15 +656,15 @@ def _likely_mistake(
             if not consistent:
                 break
         if consistent and telling:
-            return mistake.name
-    return None
+            found.append(mistake)
+    return found
 
 
 def _judge(ex: Exercise, fn: Callable[..., Any]) -> _Verdict:
     cases = list(ex.cases())
     runs: list[_Run] = []
     expected: list[Any] = []
-    failure: tuple[int, str] | None = None  # (case index, message) of the first wrong case
+    failure: tuple[int, str, bool] | None = None  # (case number, message, numbers) of the first
     m = len(cases)
     title = _(ex.title)
     for n, args in enumerate(cases, start=1):
@@ -547,26 +687,36 @@ def _judge(ex: Exercise, fn: Callable[..., Any]) -> _Verdict:
             )
         if run.error is not None:
             error = run.error
+            own = _error_hint(error, ex)
             return _Verdict(
                 False,
                 _("✗ {title}: on test case {n} of {m} your function raised {error}").format(
                     title=title, n=n, m=m, error=f"{type(error).__name__}: {error}"
                 )
                 + _explain_error(error, ex, args),
+                hint=own.hint if own else "",
             )
-        message = _compare(expected[-1], run.value, ex)
+        message, numbers = _difference(expected[-1], run.value, ex)
         if message:
             failure = (n, _("✗ {title}: test case {n} of {m}: {message}").format(
                 title=title, n=n, m=m, message=message
-            ))
+            ), numbers)
     if failure is None:
         passed = _("✓ {title}: correct on all {n} test cases.").format(title=title, n=m)
         return _Verdict(True, passed, attempt=False)
-    mistake = _likely_mistake(ex, cases, expected, runs)
-    message = failure[1]
-    if mistake:  # a named mistake explains the difference: no guess about float32
+    mistakes = _likely_mistakes(ex, cases, expected, runs)
+    n, message, numbers = failure
+    if mistakes:  # a named mistake explains the difference: no guess about float32
         message = message.split(_maybe_float32())[0]
-    return _Verdict(False, message, mistake)
+    message += "\n" + _inputs_line(ex, cases[n - 1])
+    if numbers and ex.mistakes and not mistakes:
+        message += "\n" + _no_mistake_fits(ex, n)
+    return _Verdict(
+        False,
+        message,
+        tuple(mistake.name for mistake in mistakes),
+        hint=mistakes[0].hint if len(mistakes) == 1 else "",
+    )
 
 
 def _verdict(exercise_id: str, fn: Callable[..., Any]) -> _Verdict:
@@ -604,12 +754,18 @@ def _message(exercise_id: str, verdict: _Verdict, stage: int) -> str:
     # one template per line: a printed message is translated line by line (i18n.outputs)
     call = _hint_call(exercise_id)
     lines = [verdict.what]
-    if verdict.mistake:
-        lines.append(_("Likely mistake: {mistake}.").format(mistake=_(verdict.mistake)))
+    if verdict.mistakes:
+        first, *others = verdict.mistakes
+        lines.append(_("Likely mistake: {mistake}.").format(mistake=_(first)))
+        for other in others:  # the cases cannot tell them apart: name each (issue 24)
+            lines.append(
+                _("Or, just as likely (it gives the same numbers on every test case): "
+                  "{mistake}.").format(mistake=_(other))
+            )
     if stage >= RECIPE:
         lines.append(_("Hint: {hint}").format(hint=_(ex.hint)))
     elif stage == HINT:
-        lines.append(_("Hint: {hint}").format(hint=ex.first_hint))
+        lines.append(_("Hint: {hint}").format(hint=_first_hint(ex, verdict.hint)))
         lines.append(_("Still stuck? Run {call} for the recipe.").format(call=call))
     else:
         lines.append(_("Stuck? Run {call} for a hint.").format(call=call))
@@ -629,10 +785,16 @@ def evaluate(
     return (verdict := _verdict(exercise_id, fn)).passed, _message(exercise_id, verdict, stage)
 
 
+def _first_hint(ex: Exercise, aimed: str = "") -> str:
+    """The hint of stage 2: the one aimed at the answer's difficulty, else the exercise's."""
+    return _(aimed) if aimed else ex.first_hint
+
+
 # --- help in stages, remembered for the session --------------------------------------------------
 
 _FAILURES: dict[str, int] = {}  # exercise id -> failed attempts judged by check()
 _STAGE: dict[str, int] = {}  # exercise id -> the stage of help reached (default WHAT_FAILED)
+_AIMED: dict[str, str] = {}  # exercise id -> the hint aimed at the last failed answer, if any
 
 
 def _next_stage(exercise_id: str) -> int:
@@ -644,15 +806,18 @@ def check(exercise_id: str, fn: Callable[..., Any]) -> None:
     """Print ✓ when ``fn`` solves the exercise, else what failed, with help in stages.
 
     Introduced in chapter 1. Example: ``ex.check("soft-lookup-1", my_softmax)``. The first failure
-    shows the failing case and, when the answer matches a catalogued mistake, its name; the second
-    adds the hint; the third the recipe (``ex.hint(exercise_id)`` gives them sooner). Never
-    raises.
+    shows the failing case, its inputs and, when the answer matches a catalogued mistake, its
+    name; the second adds the hint (aimed at that mistake when it has one); the third the recipe
+    (``ex.hint(exercise_id)`` gives them sooner). Never raises.
     """
     verdict = _verdict(exercise_id, fn)
     if verdict.attempt and not verdict.passed:
         _FAILURES[exercise_id] = _FAILURES.get(exercise_id, 0) + 1
+        _AIMED[exercise_id] = verdict.hint
         if _FAILURES[exercise_id] > 1:
             _next_stage(exercise_id)
+    elif verdict.passed:
+        _AIMED.pop(exercise_id, None)
     print(_message(exercise_id, verdict, _STAGE.get(exercise_id, WHAT_FAILED)))
 
 
@@ -661,14 +826,17 @@ def hint(exercise_id: str) -> None:
 
     Introduced in chapter 1. Example: ``ex.hint("soft-lookup-1")``. Asking moves the stage like a
     failed try: after one ``hint``, the next failure of :func:`check` shows the hint again, the
-    one after it the recipe. Never raises.
+    one after it the recipe. When the last failed check matched a mistake or an error with a hint
+    of its own, that hint comes first. Never raises.
     """
     ex = EXERCISES.get(exercise_id)
     if ex is None:
         print(_unknown(exercise_id))
     elif _next_stage(exercise_id) == HINT:
         print(
-            _("Hint for {title}: {hint}").format(title=_(ex.title), hint=ex.first_hint)
+            _("Hint for {title}: {hint}").format(
+                title=_(ex.title), hint=_first_hint(ex, _AIMED.get(exercise_id, ""))
+            )
             + "\n  "
             + _("Still stuck? Run {call} again for the recipe.").format(
                 call=_hint_call(exercise_id)
@@ -680,7 +848,7 @@ def hint(exercise_id: str) -> None:
 
 def reset(exercise_id: str | None = None) -> None:
     """Start the stages of help over, for one exercise or (``None``) for all of them."""
-    for memory in (_FAILURES, _STAGE):
+    for memory in (_FAILURES, _STAGE, _AIMED):
         if exercise_id is None:
             memory.clear()
         else:

@@ -16,7 +16,9 @@ training the untied model learns faster (``benchmarks/train_gpt.py`` measures it
 :mod:`course_attention.gpt.claims` checks what chapter 8 says about its trained model.
 
 The :class:`KVCache` keeps every layer's keys and values ``(batch, heads, context, d_head)`` so that
-generating one more token costs one position's work instead of the whole prefix's.
+generating one more token runs one position through the projections and feed-forward networks
+instead of the whole prefix; its query still reads every cached key and value, so the attention
+of a step still grows with the length of the text.
 """
 
 from __future__ import annotations
@@ -52,6 +54,9 @@ __all__ = [
     "time_generation",
     "repeat_losses",
     "greedy_loop",
+    "LOOP_REPEATS",
+    "LOOP_SHARE",
+    "TIMING_REPEATS",
     "to_hf_gpt2",
     "from_hf_gpt2",
 ]
@@ -292,12 +297,16 @@ class GPT(torch.nn.Module):
 def prefix_work(prompt_len: int, n_new: int, cached: bool, context: int | None = None) -> int:
     """Token positions pushed through the model to generate ``n_new`` tokens (chapter 8).
 
+    This counts the work of the embeddings, projections and feed-forward networks, done once per
+    position run. It does not count attention: a cached step's query still reads every cached
+    key and value, so its attention grows with the length of the text.
     Without a cache, step ``i`` reruns the whole sequence so far, ``prompt_len + i`` positions:
     ``Σ_{i<n_new} (prompt_len + i)``. With one, the prompt runs once and each later step runs
     one position: ``prompt_len + n_new − 1``. With a ``context`` ``C``, the model reads only the
     last ``C`` tokens (:func:`generate`): a step costs at most ``C`` positions without the cache,
     and with it, once the text fills the context, every step rebuilds the cache from the last
-    ``C`` tokens (their positions all moved by one), ``C`` positions too.
+    ``C`` tokens, ``C`` positions too (their positions all moved by one, and above layer 0 every
+    key and value also depended on the token that left the window).
     """
     if prompt_len < 1 or n_new < 1 or (context is not None and context < 1):
         raise ValueError(
@@ -353,7 +362,8 @@ def generate(
     reads at most its last ``context`` tokens, as nanoGPT does (``idx[:, -block_size:]``): a
     longer prompt is cropped, and once the text outgrows the context the window slides. With
     ``use_cache`` the prompt runs once and every later step runs only the newest token through
-    :meth:`GPT.step`, until the window slides: then every position moves by one, so the cached
+    :meth:`GPT.step`, until the window slides: then every position moves by one, and above
+    layer 0 every key and value also depended on the token that left the window, so the cached
     keys and values are stale and the cache is rebuilt from the window (``context`` positions per
     token, see :func:`prefix_work`). Without, every step reruns the whole window. A ``cache``
     passed in must be empty or hold a prefix of the (cropped) prompt; reusing one across prompts
@@ -412,8 +422,8 @@ def _generate(
         if not use_cache:
             z = model(seq)[0, -1]  # the whole window again
         elif cache.length < context:
-            z = model.step(new, cache)[0, -1]  # one position's work
-        else:  # the window slid: every token's position moved, every cached key is stale
+            z = model.step(new, cache)[0, -1]  # one new position; it reads every cached key
+        else:  # the window slid: positions moved, and a key above layer 0 saw the token that left
             cache.reset()
             z = model.step(seq, cache)[0, -1]  # rebuild: `context` positions
     seconds = time.perf_counter() - start
@@ -502,8 +512,12 @@ def train_gpt(
     return model, log
 
 
+#: How many times :func:`time_generation` runs each way by default; it reports the best run.
+TIMING_REPEATS = 7
+
+
 def time_generation(
-    model: GPT, prompt: np.ndarray, n_new: int, repeat: int = 7
+    model: GPT, prompt: np.ndarray, n_new: int, repeat: int = TIMING_REPEATS
 ) -> dict[str, float]:
     """Tokens per second of greedy generation with and without the cache (best of ``repeat``,
     the two interleaved so that a busy moment of the machine slows both alike).
@@ -558,13 +572,39 @@ def repeat_losses(
     return float(first.mean()), float(second.mean())
 
 
-def greedy_loop(text: str) -> tuple[int, int] | None:
-    """Where ``text`` falls into a loop: ``(start, period)`` with ``text[start:]`` repeating its
-    first ``period`` characters to the end, at least twice; the earliest start, then the shortest
-    period. ``None`` when it never does (chapter 8: greedy decoding gets stuck)."""
-    for start in range(len(text)):
-        for period in range(1, (len(text) - start) // 2 + 1):
-            if text[start + period :] == text[start : len(text) - period]:
+#: :func:`greedy_loop`'s defaults: a loop repeats its piece at least this many whole times …
+LOOP_REPEATS = 3
+#: … and fills at least this share of the text (for chapter 8's 120 characters, 30 or more).
+LOOP_SHARE = 0.25
+
+
+def greedy_loop(
+    text: str, min_repeats: int = LOOP_REPEATS, min_share: float = LOOP_SHARE
+) -> tuple[int, int] | None:
+    """Where ``text`` falls into a loop: ``(start, period)``, or ``None`` when it does not.
+
+    Introduced in chapter 8 (greedy decoding gets stuck). A loop is a tail ``text[start:]`` that
+    repeats its first ``period`` characters to the end (the last copy may be cut short), at least
+    ``min_repeats`` whole times, and that fills at least ``min_share`` of ``text``: the earliest
+    such start, then the shortest period. Both conditions matter. Two equal characters at the end
+    (``"ab  "``, two spaces or two newlines) repeat a piece only twice and are no loop; neither is
+    a short repeat at the end of a long text (three spaces closing 120 characters). One character
+    repeated over enough of the text is a loop (``"x = 1" + "_" * 30`` is ``(5, 1)``): greedy text
+    does get stuck on one character. ``"abcabcabcabc"`` is ``(0, 3)``.
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"text must be a str; got {type(text).__name__}")
+    if not isinstance(min_repeats, int) or min_repeats < 2 or not 0 < min_share <= 1:
+        raise ValueError(
+            f"need an integer min_repeats ≥ 2 and 0 < min_share ≤ 1; got {min_repeats}, {min_share}"
+        )
+    n = len(text)
+    for start in range(n):
+        tail = n - start
+        if tail < min_share * n:
+            return None  # every later tail is shorter still
+        for period in range(1, tail // min_repeats + 1):
+            if text[start + period :] == text[start : n - period]:
                 return start, period
     return None
 
