@@ -5,30 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _checker import asked as _asked
+from _checker import checked as _checked
+from _checker import fresh_session  # noqa: F401 - autouse: every test starts a fresh session
 
 from course_attention import exercises as ex
 from course_attention.exercises import core
 
 IDS = sorted(ex.EXERCISES)
-
-
-@pytest.fixture(autouse=True)
-def fresh_session():
-    """Every test starts, and leaves, with no stage of help remembered."""
-    ex.reset()
-    yield
-    ex.reset()
-
-
-def _checked(capsys, exercise_id, fn) -> str:
-    """What ``ex.check`` prints (without the final newline)."""
-    ex.check(exercise_id, fn)
-    return capsys.readouterr().out.rstrip("\n")
-
-
-def _asked(capsys, exercise_id) -> str:
-    ex.hint(exercise_id)
-    return capsys.readouterr().out.rstrip("\n")
 
 
 @pytest.mark.parametrize("exercise_id", IDS)

@@ -23,31 +23,17 @@ import time
 import numpy as np
 import pytest
 import torch
+from _checker import asked as _asked
+from _checker import checked as _checked
+from _checker import fresh_session  # noqa: F401 - autouse: every test starts a fresh session
 
 from course_attention import exercises as ex
 from course_attention import numpy_ref as ref
-from course_attention.exercises import core
+from course_attention.exercises import core, inputs
 from course_attention.i18n import language, using
 from i18n_checks import assert_speaks_both
 
 IDS = sorted(ex.EXERCISES)
-
-
-@pytest.fixture(autouse=True)
-def fresh_session():
-    ex.reset()
-    yield
-    ex.reset()
-
-
-def _checked(capsys, exercise_id, fn) -> str:
-    ex.check(exercise_id, fn)
-    return capsys.readouterr().out.rstrip("\n")
-
-
-def _asked(capsys, exercise_id) -> str:
-    ex.hint(exercise_id)
-    return capsys.readouterr().out.rstrip("\n")
 
 
 def _off_by_a_bit(exercise_id: str):
@@ -140,7 +126,7 @@ def test_every_exercise_shows_inputs_that_rebuild_the_failing_case(exercise_id):
                 assert f"{name} = {value!r}" in message
                 continue
             value = np.asarray(value)
-            if value.size <= core.SMALL_INPUT:
+            if value.size <= inputs.SMALL_INPUT:
                 got, want = shown[name], value
             else:
                 (label,) = [k for k in shown if k.startswith(f"{name}[")]
