@@ -43,7 +43,8 @@ def repeat_kv(X: ArrayLike, n_heads: int) -> np.ndarray:
     ``(batch, n_heads, seq, d_head)``.
 
     Introduced in chapter 11. Query head ``i`` reads key/value head ``i // (n_heads /
-    n_kv_heads)``: each head is repeated in place (``np.repeat``), not the whole stack tiled.
+    n_kv_heads)``: each head is repeated next to itself (``np.repeat``, which copies), not the
+    whole stack tiled.
     """
     X = np.asarray(X)
     if X.ndim != 4:

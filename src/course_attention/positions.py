@@ -369,9 +369,10 @@ def length_generalisation(
     Introduced in chapter 10. The same model, data, seed and training loop
     (:func:`course_attention.training.fit`) for every ``kind``: only the positions differ.
     Lengths are drawn uniformly from ``train_lengths`` (inclusive). Every ``check_every`` steps
-    the model copies 200 fresh strings of each training length; training stops as soon as it
+    the model copies the same 200 check strings of each training length (drawn once, from a
+    generator of their own); training stops as soon as it
     gets at least ``fit_to`` of them right at every length (``None``: train all ``steps``).
-    Accuracy is then :func:`copy_accuracy_by_length` on other fresh strings of every length in
+    Accuracy is then :func:`copy_accuracy_by_length` on other strings of every length in
     ``test_lengths``.
     """
     from .training import fit

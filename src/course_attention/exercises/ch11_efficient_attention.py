@@ -221,7 +221,8 @@ register(
         mistakes=REPEAT_KV_MISTAKES,
         hint=N_(
             "each KV head serves a group of g = n_heads // n_kv_heads neighbouring query heads: "
-            "repeat every head g times in place along axis 1, np.repeat(K, g, axis=1)."
+            "repeat every head g times, each copy next to its head, along axis 1: "
+            "np.repeat(K, g, axis=1)."
         ),
         nudge=N_(
             "query heads come in groups of g = n_heads // n_kv_heads neighbours that share one "
