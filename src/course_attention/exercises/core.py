@@ -75,7 +75,7 @@ class Mistake:
     ``name`` completes the sentence "Likely mistake: …", e.g. ``"softmax over the queries
     (axis 0) instead of the keys (axis -1)"``; ``fn`` takes the exercise's arguments. ``hint``,
     when given, is the hint (stage 2) for an answer that makes this mistake, in place of the
-    exercise's :attr:`Exercise.nudge`, which may aim elsewhere.
+    exercise's ``nudge``, which may aim elsewhere.
     """
 
     name: str
