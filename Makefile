@@ -37,11 +37,11 @@ book: install
 # _build/drift.json records how far each glued value moved), and the JupyterLab check of the
 # reader editions. The notebook check regenerates the reader editions from the strict build.
 # What waits on disk, network or one kernel runs side by side: the three environments and
-# chromium install at once (lint and the unit tests start as soon as .venv is ready), and the
-# other kernels' run (one thread) goes beside the strict build.
+# chromium install at once, and the other kernels' run (one thread) goes beside the strict build.
 test:
-	$(MAKE) --no-print-directory -j4 --output-sync=target lint unit chromium \
+	$(MAKE) --no-print-directory -j4 --output-sync=target install chromium \
 	  $(COLAB_VENV)/.installed $(LAB_VENV)/.installed
+	$(MAKE) --no-print-directory lint unit
 	$(MAKE) --no-print-directory -j2 --output-sync=target strict-build other-kernels
 	$(MAKE) --no-print-directory notebook-check drift-claims browser lab-check
 	@echo "make test: all checks passed."
