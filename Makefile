@@ -19,8 +19,9 @@ STAMP := $(VENV)/.installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 JB_BUILD := $(BIN)/jupyter-book build . --builder html
 # The Chinese book (中文版): zh/ is written from chapters/, the catalogues in locales/ and the English
-# build's execution, built without executing again, and copied to _build/html/zh/.
-ZH_BUILD = $(BIN)/python -m course_book.i18n.edition && rm -rf zh/_build \
+# build's execution, built without executing again, and copied to _build/html/zh/. A second
+# argument `keep` keeps zh/_build: Sphinx then rebuilds only the pages whose source changed.
+ZH_BUILD = $(BIN)/python -m course_book.i18n.edition $(if $(2),,&& rm -rf zh/_build) \
 	&& $(BIN)/jupyter-book build zh --builder html $(1) && rm -rf _build/html/zh \
 	&& cp -r zh/_build/html _build/html/zh
 
@@ -36,16 +37,31 @@ book: install
 # Colab-like run on another CPU's kernels (colab-check: every assertion must hold there too, and
 # _build/drift.json records how far each glued value moved), and the JupyterLab check of the
 # reader editions. The notebook check regenerates the reader editions from the strict build.
-# What waits on disk, network or one kernel runs side by side: the three environments and
-# chromium install at once, and the other kernels' run (one thread) goes beside the strict build.
+# The three environments and chromium install at once (they wait on disk and network). Then the
+# checks run as one graph on two job slots, each step as soon as what it reads exists, so that
+# no core waits for a stage's slowest part: the browser checks start when the strict build ends,
+# while the other kernels' run (one thread) may still be going.
 test:
 	$(MAKE) --no-print-directory -j4 --output-sync=target install chromium \
 	  $(COLAB_VENV)/.installed $(LAB_VENV)/.installed
-	$(MAKE) --no-print-directory lint unit
-	$(MAKE) --no-print-directory -j2 --output-sync=target strict-build other-kernels
-	$(MAKE) --no-print-directory notebook-check drift-claims browser lab-check
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-checks
 	@echo "make test: all checks passed."
 	@sed -n '/^Drift of the glued values/,/^written/p' _build/colab-check.log
+
+# make test's graph: test-X runs `make X` once what X reads is there.
+TEST_STEP = @$(MAKE) --no-print-directory $(1)
+.PHONY: test-checks test-lint test-unit test-build test-elsewhere test-editions test-browser \
+  test-drift test-lab
+test-checks: test-lint test-unit test-build test-elsewhere test-editions test-browser test-drift \
+  test-lab
+test-lint: ; $(call TEST_STEP,lint)
+test-unit: ; $(call TEST_STEP,unit)
+test-build: ; $(call TEST_STEP,strict-build)
+test-elsewhere: ; $(call TEST_STEP,other-kernels)
+test-editions: test-build ; $(call TEST_STEP,notebook-check)
+test-browser: test-build ; $(call TEST_STEP,browser)
+test-drift: test-build test-elsewhere ; $(call TEST_STEP,drift-claims)
+test-lab: test-editions ; $(call TEST_STEP,lab-check)
 
 install: $(STAMP) $(MATHJAX) plotly-js
 
@@ -138,7 +154,7 @@ chapter: install chromium $(COLAB_VENV)/.installed
 chapter-here:
 	touch chapters/$(NB)*.ipynb
 	$(JB_BUILD) -W -n --keep-going
-	$(call ZH_BUILD,-W -n --keep-going)
+	$(call ZH_BUILD,-W -n --keep-going,keep)
 	$(BIN)/python -m course_book.reader . >/dev/null
 	$(BIN)/python -m course_book.reader . zh >/dev/null
 	$(BIN)/pytest -q -x -n 2 --dist load --chapter $(NB) -m "not lab and not claims"

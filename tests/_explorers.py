@@ -70,6 +70,15 @@ _SET = """([i, name, value]) => {
 }"""
 
 
+_SET_MANY = """([i, values]) => {
+  const ex = CourseAttention.explorers[i], names = Object.keys(values);
+  for (const name of names) if (!ex.controls[name]) throw new Error('no control ' + name);
+  names.slice(0, -1).forEach(name => ex.controls[name].write(values[name]));
+  const last = names[names.length - 1];
+  return last === undefined ? null : (""" + _SET + """)([i, last, values[last]]);
+}"""
+
+
 def wait_live(page: Any, count: int = 1, timeout: int = 10000) -> None:
     """Wait until ``count`` explorers of the page run (a model explorer: before its model loads)."""
     page.wait_for_function(
@@ -90,6 +99,14 @@ def set_control(page: Any, i: int, name: str, value: Any) -> Any:
     """Set a control of explorer ``i`` as a reader would (an input or change event); the
     explorer redraws synchronously. Returns the control's value as the page reads it."""
     return page.evaluate(_SET, [i, name, value])
+
+
+def set_controls(page: Any, i: int, values: dict[str, Any]) -> dict[str, Any]:
+    """Set several controls of explorer ``i`` and redraw once: each but the last is written
+    without an event (as the page writes a preset's values), the last as :func:`set_control`
+    sets it; the explorer reads every control when it redraws. Returns the controls' values."""
+    page.evaluate(_SET_MANY, [i, values])
+    return controls(page, i)
 
 
 def plotted(page: Any, i: int = 0) -> list[dict]:

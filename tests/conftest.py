@@ -44,7 +44,23 @@ def pytest_addoption(parser):
                      help="keep only one chapter's tests (its file-name prefix, e.g. 08)")
 
 
+#: The explorer and JupyterLab checks that take longest (the trained models' chapters), by a
+#: part of their id: they run first, so that xdist's two workers finish at about the same time
+#: instead of one of them starting a minute-long check when the other is nearly done.
+LONGEST_FIRST = ("09_induction_heads", "08_decoder_only", "04_masking", "10_positions",
+                 "07_encoder_decoder", "11_efficient_attention")
+LONG_FILES = ("test_site_explorers.py", "test_lab.py")
+
+
+def _rank(item) -> int:
+    if item.path.name not in LONG_FILES:
+        return len(LONGEST_FIRST)
+    return next((k for k, part in enumerate(LONGEST_FIRST) if part in item.nodeid),
+                len(LONGEST_FIRST))
+
+
 def pytest_collection_modifyitems(config, items):
+    items.sort(key=_rank)  # stable: otherwise in the order collected
     prefix = config.getoption("--chapter")
     if not prefix:
         return

@@ -58,8 +58,10 @@ def lab(tmp_path_factory):
     (settings / "apputils-extension" / "notification.jupyterlab-settings").write_text(
         json.dumps({"fetchNews": "false", "checkForUpdates": False}))
     port, token = _free_port(), "course-attention-lab-check"
+    # two workers share the cores: each kernel computes on one thread (torch, OpenBLAS)
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(base / "config"),
-           "JUPYTER_RUNTIME_DIR": str(base / "runtime"), "JUPYTER_DATA_DIR": str(base / "data")}
+           "JUPYTER_RUNTIME_DIR": str(base / "runtime"), "JUPYTER_DATA_DIR": str(base / "data"),
+           "OMP_NUM_THREADS": "1"}
     log = (base / "lab.log").open("w")
     server = subprocess.Popen(
         [str(LAB), "lab", "--no-browser", "--allow-root", f"--port={port}",

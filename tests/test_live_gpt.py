@@ -16,6 +16,7 @@ from _explorers import (
     open_page,
     plotted,
     set_control,
+    set_controls,
     spec,
     standalone,
     wait_live,
@@ -113,15 +114,12 @@ def _check(page, i, model, n: int) -> int:
     for j, prompt in enumerate(held_out_prompts(n)):
         n = data["n_new"]  # never cut: past the context the window slides (gpt.generate)
         # greedy at the current settings, then a sampled continuation at the next setting
-        set_control(page, i, "sample", False)
-        set_control(page, i, "prompt", prompt)
-        values = controls(page, i)
+        values = set_controls(page, i, {"sample": False, "prompt": prompt})  # one redraw
         setting = (values["temperature"], int(values["top_k"]), values["top_p"])
         compared += _compare(page, i, model, prompt, setting, False, data["seed"], n)
         setting = SETTINGS[j % len(SETTINGS)]
-        for name, value in zip(("temperature", "top_k", "top_p"), setting, strict=True):
-            set_control(page, i, name, value)
-        set_control(page, i, "sample", True)
+        set_controls(page, i, {**dict(zip(("temperature", "top_k", "top_p"), setting,
+                                          strict=True)), "sample": True})
         compared += _compare(page, i, model, prompt, setting, True, data["seed"], n)
     bad = ["", "café\tau lait"]
     for prompt in bad:  # the notebook's own messages, from the widget with the same model

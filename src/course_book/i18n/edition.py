@@ -4,6 +4,8 @@
 document of the table of contents translated (:func:`catalog.write_translation`). Jupyter Book then
 builds ``zh/`` like the English book; the Makefile copies its HTML to ``_build/html/zh/``, so one
 site holds both languages and every page links to its counterpart (:mod:`course_book.book`).
+A file whose text is unchanged is left untouched (its time stamp too), and ``zh/_build`` is kept:
+after one chapter changed, Sphinx rebuilds only that chapter's Chinese page (``make chapter``).
 The book's own strings — its title and the table of contents' captions — have the catalogue
 ``locales/zh_CN/LC_MESSAGES/_book.po``.
 """
@@ -69,9 +71,39 @@ def write_book(root: Path, out: Path | None = None, executed: Path | None = None
     if not executed.is_dir():
         raise ValueError(f"build the English book first: {executed} does not exist")
     out = root / "zh" if out is None else out
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
+    written = out.parent / f".{out.name}.writing"
+    if written.exists():
+        shutil.rmtree(written)
+    written.mkdir(parents=True)
+    _write(root, written, executed)
+    _sync(written, out)
+    shutil.rmtree(written)
+    return out
+
+
+def _sync(new: Path, out: Path) -> None:
+    """Make ``out`` hold ``new``'s files: copy those that differ, delete those ``new`` lacks;
+    an unchanged file keeps its time stamp, and ``out/_build`` (the build) stays."""
+    out.mkdir(parents=True, exist_ok=True)
+    keep = {p.relative_to(new) for p in new.rglob("*") if p.is_file()}
+    for path in sorted(out.rglob("*"), reverse=True):  # files before their folders
+        rel = path.relative_to(out)
+        if rel.parts[0] == "_build":
+            continue
+        if path.is_file() and rel not in keep:
+            path.unlink()
+        elif path.is_dir() and not any(path.iterdir()):
+            path.rmdir()
+    for rel in sorted(keep):
+        target = out / rel
+        if target.is_file() and target.read_bytes() == (new / rel).read_bytes():
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(new / rel, target)
+
+
+def _write(root: Path, out: Path, executed: Path) -> None:
+    """Write every file of the Chinese book's sources to the empty folder ``out``."""
     path = _book_catalog_path(root)
     names = {e.msgid: e.msgstr for e in polib.pofile(str(path)) if e.msgstr}
     up = Path("..")  # zh/ sits in the repository root
@@ -109,7 +141,6 @@ def write_book(root: Path, out: Path | None = None, executed: Path | None = None
     images = root / "chapters" / "images"
     if images.is_dir():
         shutil.copytree(images, out / "chapters" / "images")
-    return out
 
 
 if __name__ == "__main__":
