@@ -25,7 +25,7 @@ ZH_BUILD = $(BIN)/python -m course_book.i18n.edition $(if $(2),,&& rm -rf zh/_bu
 	&& $(BIN)/jupyter-book build zh --builder html $(1) && rm -rf _build/html/zh \
 	&& cp -r zh/_build/html _build/html/zh
 
-.PHONY: book test lab serve install plotly-js lint unit notebooks notebook-check strict-build browser chromium colab-check other-kernels drift-claims lab-check clean catalogues chapter chapter-here chapter-elsewhere
+.PHONY: book test lab serve install plotly-js lint unit notebooks notebook-check strict-build browser chromium colab-check other-kernels drift-claims drift claims build-then-claims lab-check clean catalogues chapter chapter-here chapter-elsewhere
 
 book: install
 	rm -rf _build/html _build/jupyter_execute _build/.doctrees
@@ -37,31 +37,21 @@ book: install
 # Colab-like run on another CPU's kernels (colab-check: every assertion must hold there too, and
 # _build/drift.json records how far each glued value moved), and the JupyterLab check of the
 # reader editions. The notebook check regenerates the reader editions from the strict build.
-# The three environments and chromium install at once (they wait on disk and network). Then the
-# checks run as one graph on two job slots, each step as soon as what it reads exists, so that
-# no core waits for a stage's slowest part: the browser checks start when the strict build ends,
-# while the other kernels' run (one thread) may still be going.
+# Every stage keeps both cores busy; what runs side by side is what would leave one idle: the
+# three environments and chromium install at once (they wait on disk and network), and the other
+# kernels' run (one thread) goes beside the strict build, then beside the claims tests.
 test:
 	$(MAKE) --no-print-directory -j4 --output-sync=target install chromium \
 	  $(COLAB_VENV)/.installed $(LAB_VENV)/.installed
-	$(MAKE) --no-print-directory -j2 --output-sync=target test-checks
+	$(MAKE) --no-print-directory lint unit
+	$(MAKE) --no-print-directory -j2 --output-sync=target build-then-claims other-kernels
+	$(MAKE) --no-print-directory drift notebook-check browser lab-check
 	@echo "make test: all checks passed."
 	@sed -n '/^Drift of the glued values/,/^written/p' _build/colab-check.log
 
-# make test's graph: test-X runs `make X` once what X reads is there.
-TEST_STEP = @$(MAKE) --no-print-directory $(1)
-.PHONY: test-checks test-lint test-unit test-build test-elsewhere test-editions test-browser \
-  test-drift test-lab
-test-checks: test-lint test-unit test-build test-elsewhere test-editions test-browser test-drift \
-  test-lab
-test-lint: ; $(call TEST_STEP,lint)
-test-unit: ; $(call TEST_STEP,unit)
-test-build: ; $(call TEST_STEP,strict-build)
-test-elsewhere: ; $(call TEST_STEP,other-kernels)
-test-editions: test-build ; $(call TEST_STEP,notebook-check)
-test-browser: test-build ; $(call TEST_STEP,browser)
-test-drift: test-build test-elsewhere ; $(call TEST_STEP,drift-claims)
-test-lab: test-editions ; $(call TEST_STEP,lab-check)
+build-then-claims:
+	$(MAKE) --no-print-directory strict-build
+	$(MAKE) --no-print-directory claims
 
 install: $(STAMP) $(MATHJAX) plotly-js
 
@@ -137,8 +127,10 @@ colab-check: other-kernels
 other-kernels: $(COLAB_VENV)/.installed install
 	OMP_NUM_THREADS=1 $(COLAB_VENV)/bin/python tests/colab_like.py $(NB)
 
-drift-claims: install
+drift-claims: drift claims
+drift: install
 	$(BIN)/python tests/drift.py $(NB) | tee _build/colab-check.log
+claims: install
 	env $(OTHER_KERNELS) $(BIN)/pytest -q -n 2 -m claims $(if $(NB),--chapter $(NB)) \
 	  || [ $$? = 5 ]  # 5: the chapter trains no model, so it has no claims test
 
