@@ -162,7 +162,15 @@ chromium:
 	@dpkg -s fonts-noto-cjk >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq fonts-noto-cjk >/dev/null; }
 
-browser: install chromium
+# axe-core (WCAG 2 A/AA rules) from npm, injected into every page by the accessibility check.
+AXE_VERSION ?= 4.14.1
+AXE := _vendor/axe.min.js
+$(AXE):
+	mkdir -p _vendor && tmp=$$(mktemp -d) && (cd $$tmp && npm pack --silent \
+	  axe-core@$(AXE_VERSION) >/dev/null && tar xzf axe-core-$(AXE_VERSION).tgz) \
+	  && cp $$tmp/package/axe.min.js $@ && rm -rf $$tmp
+
+browser: install chromium $(AXE)
 	$(BIN)/pytest -q -x -n 2 --dist load -m browser
 
 # JupyterLab lives in its own environment: its server's dependencies slow the book's execution.

@@ -2,11 +2,11 @@
 
 The chapter's models (``induction.train_induction`` defaults: 2 attention-only layers, d_model
 64, 4 heads, 64 token ids, sequences of 48 with a repeated segment of 12 to 24 tokens; AdamW lr
-1e-2, batch 64, 1000 steps, the first 500 on uneven copy distances, the last 500 on even ones;
+1e-2, batch 64, 1000 steps, the first 750 on uneven copy distances, the last 250 on even ones;
 checkpoints every 10 steps), its 1-layer control and its 100-step fixed-offset model. For every
 seed it prints the numbers the chapter states (``induction_claims.analyse``): the phase-change
 window and the plateau before it, the 1-layer control, the order in which the heads rise, the
-loss on repeated tokens by copy distance (at step 500 and 1000), the scores, the ablations, the
+loss on repeated tokens by copy distance (at step 750 and 1000), the scores, the ablations, the
 copying check; then whether ``induction_claims.check_claims`` holds, and the training times.
 Targets: every claim holds on every seed; the three trainings of one seed ≤ 30 s on 2 idle cores.
 

@@ -56,6 +56,20 @@ def test_sample_text_is_cut_into_lines_that_fit_a_phone():
     assert many.count("<br>") == 5 and many.endswith("y" * 34)
 
 
+def test_a_cropped_prompt_bolds_only_what_the_model_read_and_says_so():
+    prompt, sample = "abcdefgh", "XY"
+    text = viz.sample_html(prompt, sample, read=3)
+    note, line = text.split("<br>")
+    assert note == "<i>" + viz.CROPPED.format(n=3).replace(" ", "\u00a0") + "</i>"
+    assert line == '<span style="color:#8a8a8a">abcde</span><b>fgh</b>XY'
+    assert viz.sample_html(prompt, sample, read=8) == viz.sample_html(prompt, sample) == (
+        "<b>abcdefgh</b>XY")  # all read: no note, nothing grey
+    long = viz.sample_html("p" * 300, "s" * 40, read=64)  # the note is one of the six lines
+    assert long.count("<br>") == 5 and long.startswith("<i>")
+    with pytest.raises(ValueError, match="read"):
+        viz.sample_html(prompt, sample, read=0)
+
+
 def test_a_long_title_is_broken_into_two_lines():
     title = "T = 1.00, top-k 96, top-p 1.00: the next character, and 40 sampled"
     fig = viz.next_char_figure(_probs(1.0), [0, 1], corpus.VOCAB, "x", "y", title=title)
@@ -87,7 +101,11 @@ def test_explorer_shows_a_message_for_a_prompt_it_cannot_read(prompt, message):
 def test_explorer_reads_a_prompt_longer_than_the_context():
     explorer = widgets.gpt_explorer()
     explorer.controls["prompt"].value = "x" * 60  # the model reads the last 48, as nanoGPT
-    assert explorer.message == "" and "x" * 34 in explorer.figure.data[1].text[0]
+    text = explorer.figure.data[1].text[0]
+    assert explorer.message == "" and text.startswith("<i>")  # it says what it read
+    grey = '<span style="color:#8a8a8a">' + "x" * 12 + "</span>"  # 60 − 48 not read
+    assert text.split("<br>")[1:3] == [grey + "<b>" + "x" * 22 + "</b>",  # 34 a line
+                                       "<b>" + "x" * 26 + "</b>" + text.split("<br>")[2][33:]]
 
 
 def test_explorer_samples_after_the_prompt():

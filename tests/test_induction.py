@@ -87,6 +87,10 @@ def test_layers_equal_multi_head_attention_and_are_causal():
     torch.testing.assert_close(w, w_ref, rtol=0, atol=1e-12)
     fused, _ = model.attend(0, x, need_weights=False)
     torch.testing.assert_close(fused, theirs, rtol=0, atol=1e-10)
+    with torch.no_grad():  # without autograd: the faster path to the same weights
+        quick, w_quick = model.attend(0, x)
+    torch.testing.assert_close(quick, theirs, rtol=0, atol=1e-12)
+    torch.testing.assert_close(w_quick, w_ref, rtol=0, atol=1e-12)
     tokens = _batch(2).tokens
     changed = tokens.clone()
     changed[:, -1] = (changed[:, -1] + 1) % CONFIG.vocab
@@ -109,6 +113,51 @@ def test_ablating_a_head_zeroes_exactly_its_contribution():
     d = mha.d_head
     head_out = (weights[:, 2] @ V[:, 2]) @ mha.W_o.weight[:, 2 * d : 3 * d].T  # (1, seq, d_model)
     torch.testing.assert_close(full - ablated, head_out, rtol=0, atol=1e-12)
+
+
+def test_mean_ablation_puts_the_heads_average_output_in_its_place():
+    torch.manual_seed(2)
+    model = ind.AttentionOnlyTransformer(CONFIG).double()
+    data = _batch(6, seed=4)
+    means = ind.mean_head_outputs(model, data.tokens)  # (layers, heads, d_head)
+    assert means.shape == (2, CONFIG.n_heads, CONFIG.d_model // CONFIG.n_heads)
+    x = model.embed(data.tokens) + model.pos
+    with torch.no_grad():
+        mha = model.layers[0]
+        Q, K, V = (mha._split(f(x)) for f in (mha.W_q, mha.W_k, mha.W_v))
+        _, weights = model.attend(0, x)
+        torch.testing.assert_close(means[0], (weights @ V).mean(dim=(0, 2)))  # by hand
+        zero = model(data.tokens, ablate=(1, 3))[0]
+        filled = model(data.tokens, ablate=(1, 3), fill=torch.zeros(16, dtype=torch.float64))[0]
+        torch.testing.assert_close(zero, filled)  # a zero fill is the zero ablation
+        one = torch.ones(CONFIG.n_heads)
+        one[3] = 0.0
+        fills = torch.zeros(CONFIG.n_heads, 16, dtype=torch.float64)
+        fills[3] = means[0, 3]
+        out, _ = model.attend(0, x, one, fill=fills)
+        full, _ = model.attend(0, x)
+        d = mha.d_head  # the head's output replaced by its mean at every position
+        head = (weights[:, 3] @ V[:, 3] - means[0, 3]) @ mha.W_o.weight[:, 3 * d : 4 * d].T
+        torch.testing.assert_close(full - out, head)
+    zero_abl = ind.head_ablation(model, data)
+    mean_abl = ind.head_ablation(model, data, mean=True)
+    assert zero_abl.shape == mean_abl.shape == (2, CONFIG.n_heads)
+    assert not np.allclose(zero_abl, mean_abl)
+    with pytest.raises(ValueError, match="fill"):
+        model(data.tokens, ablate=(0, 1), fill=torch.zeros(3))
+    with pytest.raises(ValueError, match="fill"):
+        model(data.tokens, fill=torch.zeros(16))
+
+
+def test_a_run_is_the_never_switching_run_until_its_switch():
+    """The phase change happens before the switch to even distances: up to the switch, a run
+    is step for step the run that never switches (same batches, same learning rates)."""
+    kw = dict(steps=12, every=2, eval_size=2, progress=False)
+    switching = ind.train_induction(even_after=6, **kw)
+    never = ind.train_induction(even_after=None, **kw)
+    np.testing.assert_array_equal(switching.losses[:6], never.losses[:6])
+    assert not np.array_equal(switching.losses[6:], never.losses[6:])
+    assert switching.even_after == 6 and never.even_after is None
 
 
 def test_previous_token_score_on_hand_made_patterns():
@@ -234,6 +283,11 @@ def test_figures_and_explorer_build():
         control=(run.steps, run.repeated_loss), training=(np.arange(1, 5), run.losses),
     )
     assert len(fig.data) == 4 and fig.layout.shapes[-1].x0 == 2
+    top = max(float(np.max(t.y)) for t in fig.data)  # room above the curves for the labels
+    assert fig.layout.yaxis.range[0] == 0 and fig.layout.yaxis.range[1] >= 1.15 * top
+    fig = viz.phase_change_figure(run.steps, run.repeated_loss, run.other_loss, run.chance,
+                                  switch=3)
+    assert fig.layout.shapes[-1].x0 == 3 and "3" in fig.layout.annotations[-1].text
     fig = viz.distance_figure(ind.DISTANCES, {"end": run.by_distance[4]}, reference=3.0)
     assert list(fig.data[0].x) == list(ind.DISTANCES)
     names = ("layer 0 · head 1: previous token", "layer 1 · head 0: induction")
@@ -242,7 +296,7 @@ def test_figures_and_explorer_build():
     assert titles == [viz.panel_title("layer 0 · head 1<br>previous token"),  # phone-wide lines
                       viz.panel_title("layer 1 · head 0<br>induction")]
     assert fig.layout.xaxis.showticklabels and fig.layout.yaxis2.showticklabels
-    assert list(fig.layout.xaxis.ticktext) == ["0", "8", "16", "24", "32", "40"]
+    assert list(fig.layout.xaxis.ticktext) == ["0", "16", "32"]  # six collide on a phone
     viz.head_scores_figure(run.previous[-1], run.induction[-1])
     viz.ablation_figure(ind.head_ablation(run.model, run.eval_batch), 4.0, run.chance)
     assert set(run.by_distance) == {4}  # no switch to even distances in four steps
@@ -257,7 +311,7 @@ def test_the_chapters_claims_hold_on_seeds_1_and_2(seed):
     chapter runs on seed 0 in each of its executions) hold for the models of seeds 1 and 2, each
     trained as the chapter trains it, with its 1-layer control and its fixed-offset model."""
     run = ind.train_induction(seed=seed, progress=False)
-    control = ind.train_induction(ind.RepeatConfig(n_layers=1), seed=seed, every=50, progress=False)
+    control = ind.train_induction(ind.RepeatConfig(n_layers=1), seed=seed, progress=False)
     fixed = ind.train_induction(
         ind.RepeatConfig(fixed_offset=True), steps=100, lr=3e-2, every=50, seed=seed,
         progress=False,

@@ -104,7 +104,9 @@ def _compare(page, i, model, prompt, setting, sample, seed, n) -> int:
     else:
         assert tokens == gpt.generate(model, ids, n).tokens.tolist(), prompt
         compared = n
-    assert text["text"][0] == viz.sample_html(prompt, corpus.decode(tokens))
+    # a prompt longer than the context: only its last `context` characters bold, and a note
+    assert text["text"][0] == viz.sample_html(prompt, corpus.decode(tokens),
+                                              read=model.config.context)
     return compared + len(logits) + len(probs) + len(bars["y"])
 
 

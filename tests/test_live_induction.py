@@ -139,6 +139,13 @@ def test_induction_explorer_runs_the_model_as_torch_does(tmp_path):
         page.click("button[name=draw]")  # a fresh random sequence with a repeat, typed for you
         drawn = [int(t) for t in controls(page)["tokens"].split()]
         assert len(drawn) == run.model.config.seq_len and message(page) == ""
+        box = page.evaluate("""() => { var a = document.querySelector('textarea.ca-tokens');
+            return {value: a.value, width: a.clientWidth,
+                    fits: a.scrollHeight <= a.clientHeight + 1,
+                    labelled: document.querySelector('label[for="' + a.id + '"]') !== null}; }""")
+        # at 375 px every one of the 48 ids is in sight, in the box the reader types in
+        assert box["value"] == controls(page)["tokens"] and box["labelled"], box
+        assert box["width"] >= 300 and box["fits"], f"the token box at 375 px: {box}"
         with torch.no_grad():
             logits, _ = run.model(torch.tensor([drawn]))
         np.testing.assert_allclose(page.evaluate(_LAST, 0)["logits"], logits[0], atol=1e-4)
@@ -146,6 +153,8 @@ def test_induction_explorer_runs_the_model_as_torch_does(tmp_path):
         right, n = live.predicted_right(run.model, drawn)  # the notebook's line, same words
         assert title.endswith(f"next token predicted right at {right} of {n} positions</sup>")
         assert n == len(drawn) - 1
+        page.fill("textarea.ca-tokens", "1 2 3 1 2")  # typing in the box runs the model
+        assert controls(page)["tokens"] == "1 2 3 1 2" and message(page) == ""
         set_control(page, 0, "tokens", "5 99")  # bad text: the notebook's message, word for word
         notebook = widgets.induction_explorer(run=run)
         notebook.controls["tokens"].value = "5 99"

@@ -291,6 +291,14 @@ def test_progress_bar_prints_one_line_in_a_terminal(capsys):
     assert out.count("\r") == 2 and out.endswith("step 20/20  loss 0.5000\n")
 
 
+def test_progress_bar_shows_plain_text_in_a_notebook_not_a_quoted_string():
+    from IPython.core.formatters import PlainTextFormatter
+
+    shown = PlainTextFormatter()(training.Progress(total=20)._line(20, 0.5))
+    assert shown.endswith("step 20/20  loss 0.5000") and shown[0] not in "'\""
+    assert PlainTextFormatter()("step")[0] == "'"  # what a str showed: quoted
+
+
 def _chapter_model(seed: int = 0) -> modules.Seq2SeqTransformer:
     torch.manual_seed(seed)
     return modules.Seq2SeqTransformer(

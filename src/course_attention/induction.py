@@ -34,6 +34,7 @@ __all__ = [
     "induction_score",
     "offset_profile",
     "head_ablation",
+    "mean_head_outputs",
     "previous_token_probe",
     "InductionRun",
     "DISTANCES",
@@ -188,24 +189,35 @@ class AttentionOnlyTransformer(torch.nn.Module):
         x: torch.Tensor,
         keep: torch.Tensor | None = None,
         need_weights: bool = True,
+        fill: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Layer ``layer``'s causal attention on ``x`` ``(batch, seq, d_model)``.
 
-        ``keep`` ``(heads,)`` multiplies each head's output before ``W_o`` (0 ablates a head).
-        Returns the layer's output ``(batch, seq, d_model)`` and weights ``(batch, heads, seq,
-        seq)``; with ``keep=None`` equal to ``MultiHeadAttention(x, causal=True)``.
+        ``keep`` ``(heads,)`` multiplies each head's output before ``W_o`` (0 ablates a head);
+        ``fill`` ``(heads, d_head)``, if given, is added times ``1 − keep``: what an ablated
+        head outputs instead of zero (a mean ablation). Returns the layer's output ``(batch,
+        seq, d_model)`` and weights ``(batch, heads, seq, seq)``; with ``keep=None`` equal to
+        ``MultiHeadAttention(x, causal=True)``.
         """
         mha = self.layers[layer]
         batch, seq, _ = x.shape
         Q, K, V = (mha._split(f(x)) for f in (mha.W_q, mha.W_k, mha.W_v))
-        if need_weights:
+        if need_weights and torch.is_grad_enabled():
             causal = torch.ones(seq, seq, dtype=torch.bool).tril()
             heads, weights = scaled_dot_product_attention(Q, K, V, mask=causal)
+        elif need_weights:  # the same weights, 3 times sooner (every checkpoint draws them)
+            scores = (Q * Q.shape[-1] ** -0.5) @ K.transpose(-2, -1)  # (batch, heads, seq, seq)
+            future = torch.ones(seq, seq, dtype=torch.bool).triu(1)
+            weights = torch.softmax(scores.masked_fill_(future, float("-inf")), dim=-1)
+            heads = weights @ V
         else:
             heads = torch.nn.functional.scaled_dot_product_attention(Q, K, V, is_causal=True)
             weights = None
         if keep is not None:
+            off = (1 - keep).view(1, -1, 1, 1).to(heads.dtype)
             heads = heads * keep.view(1, -1, 1, 1).to(heads.dtype)
+            if fill is not None:
+                heads = heads + off * fill.to(heads.dtype)[None, :, None, :]
         return mha.W_o(heads.transpose(1, 2).reshape(batch, seq, mha.d_model)), weights
 
     def forward(
@@ -213,10 +225,12 @@ class AttentionOnlyTransformer(torch.nn.Module):
         tokens: torch.Tensor,
         ablate: tuple[int, int] | None = None,
         need_weights: bool = True,
+        fill: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Logits ``(batch, seq, vocab)`` and weights ``(layers, batch, heads, seq, seq)``.
 
-        ``ablate=(layer, head)`` zeroes that head's output (counted from 0);
+        ``ablate=(layer, head)`` zeroes that head's output (counted from 0), or, with ``fill``
+        ``(d_head,)``, puts ``fill`` in its place at every position (a mean ablation);
         ``need_weights=False`` returns ``None`` for the weights and trains faster.
         """
         c = self.config
@@ -235,14 +249,23 @@ class AttentionOnlyTransformer(torch.nn.Module):
                 f"ablate=(layer, head) must index {c.n_layers} layers × {c.n_heads} heads; "
                 f"got {ablate}"
             )
+        d_head = c.d_model // c.n_heads
+        if fill is not None and (ablate is None or tuple(fill.shape) != (d_head,)):
+            raise ValueError(
+                f"fill must be a (d_head,) = ({d_head},) vector, with ablate; got "
+                f"{tuple(fill.shape)}, ablate={ablate}"
+            )
         x = self.embed(tokens) + self.pos[: tokens.shape[1]]
         maps = []
         for i in range(c.n_layers):
-            keep = None
+            keep, fills = None, None
             if ablate is not None and ablate[0] == i:
                 keep = torch.ones(c.n_heads)
                 keep[ablate[1]] = 0.0
-            out, w = self.attend(i, x, keep, need_weights)
+                if fill is not None:
+                    fills = torch.zeros(c.n_heads, d_head)
+                    fills[ablate[1]] = fill
+            out, w = self.attend(i, x, keep, need_weights, fills)
             x = x + out
             maps.append(w)
         return self.unembed(x), torch.stack(maps) if need_weights else None
@@ -333,17 +356,38 @@ def offset_profile(weights: np.ndarray | torch.Tensor, max_offset: int = 4) -> n
 
 
 @torch.no_grad()
-def head_ablation(model: AttentionOnlyTransformer, data: RepeatBatch) -> np.ndarray:
+def mean_head_outputs(model: AttentionOnlyTransformer, tokens: torch.Tensor) -> torch.Tensor:
+    """Each head's average output (before ``W_o``) over ``tokens``' rows and positions:
+    ``(layers, heads, d_head)``. Introduced in chapter 9 (what a mean ablation puts in)."""
+    x = model.embed(tokens) + model.pos[: tokens.shape[1]]
+    out = []
+    for layer, mha in enumerate(model.layers):
+        Q, K, V = (mha._split(f(x)) for f in (mha.W_q, mha.W_k, mha.W_v))
+        heads = torch.nn.functional.scaled_dot_product_attention(Q, K, V, is_causal=True)
+        out.append(heads.mean(dim=(0, 2)))  # (batch, heads, seq, d_head) -> (heads, d_head)
+        x = x + model.attend(layer, x, need_weights=False)[0]
+    return torch.stack(out)
+
+
+@torch.no_grad()
+def head_ablation(
+    model: AttentionOnlyTransformer, data: RepeatBatch, mean: bool = False
+) -> np.ndarray:
     """Loss on the repeated tokens with one head switched off: ``(layers, heads)`` in nats.
 
     Introduced in chapter 9. Entry ``[l, h]`` is :func:`repeat_losses`' first value when head
-    ``h`` of layer ``l`` outputs zeros (zero ablation); compare with the intact model's loss.
+    ``h`` of layer ``l`` outputs zeros (zero ablation) or, with ``mean=True``, its average
+    output on ``data`` at every position (:func:`mean_head_outputs`, a mean ablation); compare
+    with the intact model's loss.
     """
     c = model.config
+    means = mean_head_outputs(model, data.tokens) if mean else None
     out = np.empty((c.n_layers, c.n_heads))
     for layer in range(c.n_layers):
         for head in range(c.n_heads):
-            out[layer, head] = repeat_losses(model(data.tokens, ablate=(layer, head))[0], data)[0]
+            fill = None if means is None else means[layer, head]
+            logits = model(data.tokens, ablate=(layer, head), need_weights=False, fill=fill)[0]
+            out[layer, head] = repeat_losses(logits, data)[0]
     return out
 
 
@@ -530,7 +574,7 @@ def train_induction(
     seed: int = 0,
     eval_size: int = 64,
     progress: bool = True,
-    even_after: int | None = 500,
+    even_after: int | None = 750,
 ) -> InductionRun:
     """Train an :class:`AttentionOnlyTransformer` on :func:`repeat_batch` data with ``fit``.
 

@@ -24,6 +24,7 @@ from .induction import (
     induction_score,
     key_ablation,
     logit_attribution,
+    offset_profile,
     phase_change,
     previous_token_probe,
     previous_token_score,
@@ -86,10 +87,11 @@ def analyse(run: InductionRun, control: InductionRun) -> dict[str, Any]:
     prev, ind = previous_token_score(w), induction_score(w, e)
     ph, ih = int(prev[0].argmax()), int(ind[1].argmax())
     ablated = head_ablation(m, e)
+    ablated_mean = head_ablation(m, e, mean=True)
     final = float(run.repeated_loss[-1])
     start, end, fall = phase_change(run)
     at = {s: int(np.nonzero(run.steps == s)[0][0]) for s in (start, end)}
-    before = max(0, start - 200)
+    before = max(0, start - 100)  # the plateau: the 100 steps before the window
     tokens, rep = e.tokens.numpy(), e.repeated().numpy()
     distinct = np.maximum.accumulate(np.eye(c.vocab)[tokens], axis=1).sum(-1)  # (batch, seq)
     gen = torch.Generator().manual_seed(7)
@@ -118,6 +120,14 @@ def analyse(run: InductionRun, control: InductionRun) -> dict[str, Any]:
         "plateau_drop": float(run.repeated_loss[run.steps == before][0])
         - float(run.repeated_loss[at[start]]),
         "plateau_from": before,
+        "early_from": 100,
+        "loss_early": float(np.interp(100, run.steps, run.repeated_loss)),
+        "loss_plateau_from": float(np.interp(before, run.steps, run.repeated_loss)),
+        "control_at_plateau": float(np.interp(before, control.steps, control.repeated_loss)),
+        "control_eval_start": float(np.interp(start, control.steps, control.repeated_loss)),
+        "control_eval_end": float(np.interp(end, control.steps, control.repeated_loss)),
+        "even_after": -1 if run.even_after is None else int(run.even_after),
+        "loss_at_switch": float(np.interp(run.even_after or 0, run.steps, run.repeated_loss)),
         "train_before": float(tl[max(0, start - 100) : max(start, 1)].mean()),
         "train_after": float(tl[end : end + 100].mean()),
         "control_before": float(cl[max(0, start - 100) : max(start, 1)].mean()),
@@ -140,11 +150,16 @@ def analyse(run: InductionRun, control: InductionRun) -> dict[str, Any]:
         "abl_l1_min": float(ablated[1].min()),
         "abl_l1_max": float(ablated[1].max()),
         "abl_ind": float(ablated[1, ih]),
+        "abl_ind_rank": int((ablated[1] > ablated[1, ih]).sum()) + 1,  # 1: costs the most
+        "mean_zero_gap": float(np.abs(ablated_mean - ablated).max()),
+        "prev_offset1": float(offset_profile(w[0], max_offset=4)[ph, 1]),
         "key_off_q": float(keys[0]),
         "key_off_k": float(keys[1]),
         "key_off_v": float(keys[2]),
         "dla_l1_min": float(dla[1].min()),
         "dla_ind": float(dla[1, ih]),
+        "dla_l1_max": float(dla[1].max()),
+        "dla_ind_rank": int((dla[1] > dla[1, ih]).sum()) + 1,  # 1: raises the logit the most
         "dla_l0_max": float(np.abs(dla[0]).max()),
         "probe_before": previous_token_probe(m, fit_set, test_set, 0),
         "probe_after": previous_token_probe(m, fit_set, test_set, 1),
@@ -209,8 +224,18 @@ def check_claims(found: dict[str, Any]) -> None:
 
     claim(f["other_after"] > chance - 0.05, "the other tokens never get below chance")
     claim(f["seen_loss"] > 3.0, "guessing among the tokens seen costs more than 3 nats")
-    claim(f["window_start"] >= 200 and fall > 3 * f["plateau_drop"],
-          "the loss falls more in the window than in the 200 steps of plateau before it")
+    claim(f["loss_early"] > chance - 0.15 and f["loss_early"] - f["loss_plateau_from"] > 0.5,
+          "near chance at step 100, then an early fall of more than half a nat")
+    claim(abs(f["loss_plateau_from"] - f["control_at_plateau"]) < 0.25,
+          "the early fall takes the 2-layer model where the 1-layer model is")
+    claim(f["window_start"] >= 300 and fall > 3 * f["plateau_drop"],
+          "the loss falls over 3 times more in the window than in the 100 steps before it")
+    claim(f["even_after"] < 0 or f["window_end"] < f["even_after"],
+          "the phase change ends before the switch to even distances")
+    claim(f["even_after"] < 0 or f["loss_after"] > f["loss_at_switch"],
+          "after the switch the loss on the (uneven) evaluation sequences rises")
+    claim(fall > 10 * abs(f["control_eval_start"] - f["control_eval_end"]),
+          "on the same evaluation sequences, the 1-layer model's loss barely moves in the window")
     claim(f["window_start"] - 50 <= f["rise_ind"] <= f["window_end"] + 50,
           "the induction score rises at the window")
     claim(f["loss_after"] + 1.5 < f["control_min"] and f["control_late_fall"] < 0.3 * fall,
@@ -224,13 +249,18 @@ def check_claims(found: dict[str, Any]) -> None:
     claim(f["ind_layer0_max"] < 0.2 and f["prev_layer1_max"] < 0.2, "the roles do not mix")
     claim(f["distance_worst"] < 2.5, "induction at every distance (below 2.5 nats)")
     claim(f["distance_worst"] > f["distance_best"] + 0.5, "the loss by distance is not flat")
-    claim(f["distance_worst_at"] == min(DISTANCES), "the shortest distance stays the hardest")
+    claim(f["distance_worst_at"] == min(DISTANCES), "after the even part the shortest distance "
+          "is the hardest")
     claim(f["distance_worst"] < f["seen_loss"] and f["control_gap"] > 0.8,
           "below guessing among the seen tokens, and far below the 1-layer model, everywhere")
     claim(f["abl_max_is_prev"] and f["ind_prev_off"] < 0.2, "the previous-token head is needed")
     claim(f["others0"] < 0.15, "other layer-0 heads change the loss by less than 0.15")
-    claim(f["loss_after"] + 0.2 < f["abl_l1_min"] and f["abl_l1_max"] < f["abl_prev"] - 0.5,
-          "one layer-1 head off hurts, far less than the previous-token head")
+    claim(f["loss_after"] + 0.2 < f["abl_l1_min"] and f["abl_l1_max"] < f["abl_prev"] - 0.5
+          and f["abl_l1_max"] - f["loss_after"] < 1.0 < f["abl_prev"] - f["loss_after"],
+          "one layer-1 head off costs under a nat, the previous-token head more than one")
+    claim(f["mean_zero_gap"] < min(0.15, 0.3 * (f["abl_l1_min"] - f["loss_after"])),
+          "a mean ablation agrees with the zero ablation, for every head")
+    claim(f["prev_offset1"] < f["prev_score"], "the offset profile's share is the lower one")
     claim(f["key_off_k"] > f["loss_after"] + 1.5
           and max(f["key_off_q"], f["key_off_v"]) < f["loss_after"] + 0.3,
           "layer 1 needs the previous-token head in its keys only (K-composition)")
@@ -243,8 +273,10 @@ def check_claims(found: dict[str, Any]) -> None:
           "after a changed token the next guess fails, the one after is right")
     if "switch_worst" in f:
         claim(f["switch_worst"] > f["distance_worst"] + 0.5, "the even half lowers the worst")
-        claim(f["switch_worst"] > f["switch_best"] + 1.5 and 20 <= f["switch_best_at"] <= 28,
-              "after the uneven half the loss depends on distance, best where copies were common")
+        claim(f["switch_worst"] > f["switch_best"] + 1.5 and 20 <= f["switch_best_at"] <= 28
+              and f["switch_worst_at"] in (min(DISTANCES), max(DISTANCES)),
+              "after the uneven part the loss depends on distance, best where copies were "
+              "common, worst at an end")
     if "fixed_loss" in f:
         claim(f["fixed_loss"] < 0.5 and f["fixed_moved"] > chance and f["fixed_pos"] > 0.4,
               "the fixed-offset model learns a positional head")

@@ -40,7 +40,13 @@ class Progress:
         if shell is not None and getattr(shell, "kernel", None) is not None:
             from IPython.display import display
 
-            self._handle = display(self._text(0, float("nan")), display_id=True)
+            self._handle = display(self._line(0, float("nan")), display_id=True)
+
+    def _line(self, step: int, loss: float) -> object:
+        """The line as a notebook shows it: plain text, not a quoted Python string."""
+        from IPython.display import Pretty
+
+        return Pretty(self._text(step, loss))
 
     def _text(self, step: int, loss: float) -> str:
         done = round(self.width * step / self.total)
@@ -52,7 +58,7 @@ class Progress:
             return
         text = self._text(step, loss)
         if self._handle is not None:
-            self._handle.update(text)
+            self._handle.update(self._line(step, loss))
         else:
             print("\r" + text, end="\n" if step == self.total else "", flush=True)
 

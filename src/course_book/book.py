@@ -359,9 +359,69 @@ def _no_output_widget_echo() -> None:
     OutputWidget.sync_state = lambda self: None  # type: ignore[method-assign]
 
 
+#: The bibliography's style (``bibtex_default_style`` in ``_config.yml``): pybtex's ``alpha``
+#: labels, entries sorted by author (see :func:`bibliography_sort_key`).
+BIB_STYLE = "course_alpha"
+
+
+def bibliography_sort_key(entry: Any) -> tuple[str, str, str]:
+    """How the references page orders a pybtex entry: by the authors' last names, then year,
+    then title, case and braces ignored. An entry without an author sorts by its ``key`` field
+    (the name its label shows, "Summary of Happy-LLM"), else by its title; pybtex's own
+    ``author_year_title`` puts those first and ``{Datawhale}`` last (a brace sorts after z)."""
+
+    def plain(text: str) -> str:
+        return re.sub(r"[{}\\]", "", str(text)).strip().lower()
+
+    people = entry.persons.get("author") or entry.persons.get("editor") or []
+    if people:
+        who = "   ".join(
+            "  ".join((" ".join(p.prelast_names + p.last_names),
+                       " ".join(p.first_names + p.middle_names)))
+            for p in people
+        )
+    else:
+        who = entry.fields.get("key", "") or entry.fields.get("title", "")
+    fields = entry.fields
+    return plain(who), str(fields.get("year", "")), plain(fields.get("title", ""))
+
+
+def _register_bibliography_style() -> None:
+    """Register :data:`BIB_STYLE` with pybtex (once): alpha labels, sorted by
+    :func:`bibliography_sort_key`."""
+    from pybtex.plugin import find_plugin, register_plugin
+    from pybtex.style.sorting import BaseSortingStyle
+
+    try:
+        find_plugin("pybtex.style.formatting", BIB_STYLE)
+        return
+    except Exception:  # not registered yet
+        pass
+
+    class AuthorSorting(BaseSortingStyle):
+        def sorting_key(self, entry: Any) -> tuple[str, str, str]:
+            return bibliography_sort_key(entry)
+
+    alpha = find_plugin("pybtex.style.formatting", "alpha")
+    style = type("CourseAlphaStyle", (alpha,), {"default_sorting_style": "course_author"})
+    register_plugin("pybtex.style.sorting", "course_author", AuthorSorting)
+    register_plugin("pybtex.style.formatting", BIB_STYLE, style)
+
+
+def _accessible_bibliography(app: Any, pagename: str, templatename: str, context: dict,
+                             doctree: Any) -> None:
+    """The bibliography's entries are items of its list: docutils marks them
+    ``role="doc-biblioentry"``, a role ARIA 1.2 deprecates, and a ``role="list"`` may hold only
+    list items (axe-core: aria-deprecated-role, aria-required-children)."""
+    body = context.get("body")
+    if body and 'role="doc-biblioentry"' in body:
+        context["body"] = body.replace('role="doc-biblioentry"', 'role="listitem"')
+
+
 def setup(app: Any) -> dict[str, Any]:
     """Sphinx extension entry point."""
     _no_output_widget_echo()
+    _register_bibliography_style()
     app.add_config_value("course_attention_plotly_dir", "_vendor/plotly", "html")
     app.add_config_value("course_attention_language", "en", "html")
     app.add_config_value("course_attention_notice", "", "html")  # what the edition lacks yet
@@ -369,12 +429,14 @@ def setup(app: Any) -> dict[str, Any]:
     app.add_config_value("course_attention_reader_path", "notebooks", "html")  # from the srcdir
     app.connect("builder-inited", _add_static_path)
     app.add_css_file("course_attention.css")
+    app.add_js_file("course_attention.js", loading_method="defer")
     app.connect("build-finished", _copy_plotly_js)
     app.connect("build-finished", _copy_explorer_scripts)
     app.connect("html-page-context", _drop_widget_state, priority=400)  # before myst-nb's 500
     app.connect("html-page-context", _reader_edition_buttons, priority=600)  # after the theme's
     app.connect("build-finished", _copy_reader_notebooks)
     app.connect("html-page-context", _language_switch)
+    app.connect("html-page-context", _accessible_bibliography)
     app.add_directive("course-map", _course_map_directive())
     app.connect("html-page-context", _plotly_on_directive_pages)
     return {"version": "0.1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -148,8 +148,11 @@
   }
 
   // Prompt (bold) and continuation: lines cut at 34 characters, the last 6 (viz.sample_html).
-  function sampleHtml(prompt, sample) {
-    var full = prompt + sample, rows = [], start = 0, width = 34;
+  // `read`: the prompt's last characters the model read; the others are grey, and the first
+  // drawn line says so (`cropped`, viz.decoder_only.CROPPED).
+  function sampleHtml(prompt, sample, read, cropped) {
+    var full = prompt + sample, rows = [], start = 0, width = 34, drawn = [];
+    var unread = Math.max(prompt.length - read, 0);
     full.split("\n").forEach(function (line) {
       for (var a = 0; a < Math.max(line.length, 1); a += width) {
         rows.push([start + a, start + Math.min(a + width, line.length)]);
@@ -157,11 +160,15 @@
       start += line.length + 1;
     });
     var text = function (t) { return escapeHtml(t).replace(/ /g, "\u00a0"); };
-    return rows.slice(-6).map(function (r) {
-      var head = Math.min(Math.max(prompt.length - r[0], 0), r[1] - r[0]);
-      var bold = head ? "<b>" + text(full.slice(r[0], r[0] + head)) + "</b>" : "";
-      return bold + text(full.slice(r[0] + head, r[1]));
-    }).join("<br>");
+    if (unread) drawn.push("<i>" + text(cropped) + "</i>");
+    rows.slice(-(6 - drawn.length)).forEach(function (r) {
+      var a = r[0], b = r[1];
+      var cut = [a, Math.min(Math.max(unread, a), b), Math.min(Math.max(prompt.length, a), b), b];
+      var grey = full.slice(cut[0], cut[1]), bold = full.slice(cut[1], cut[2]);
+      drawn.push((grey ? '<span style="color:#8a8a8a">' + text(grey) + "</span>" : "") +
+        (bold ? "<b>" + text(bold) + "</b>" : "") + text(full.slice(cut[2], cut[3])));
+    });
+    return drawn.join("<br>");
   }
 
   // A long title broken after its first ": " (viz.title_lines).
@@ -254,7 +261,7 @@
         data: [
           { x: shown.map(function (i) { return charLabel(c.vocab[i]); }).concat([ui.text("all_others")]),
             y: values, text: values.map(function (p) { return p.toFixed(2); }) },
-          { text: [sampleHtml(v.prompt, text)] },
+          { text: [sampleHtml(v.prompt, text, c.context, ui.text("cropped", { n: c.context }))] },
         ],
         layout: {
           title: Object.assign({}, ui.template.layout.title, {

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..i18n import N_, _
+from ..viz.decoder_only import CROPPED
 from .core import Explorer, model_payload, register, seeded, slider, tensors_from_payload
 
 __all__ = ["LCG", "SHOWN", "uniforms", "inverse_cdf", "seeded_sampler", "shown_ids", "payload",
@@ -41,6 +42,7 @@ TEXT = {
                   "{chars}"),
     "bad_temperature": N_("temperature must be > 0"),
     "all_others": N_("all others"),
+    "cropped": CROPPED,
 }
 
 #: The generator's constants (Numerical Recipes), in ``state ← (a · state + c) mod 2³²``.
@@ -219,6 +221,6 @@ def gpt_explorer(
             "<br>" + _(TITLE_SAMPLED if sample else TITLE_GREEDY).format(n=n_new)
         text = corpus.decode(run.tokens)
         return viz.next_char_figure(probs, shown_ids(probs), corpus.VOCAB, prompt, text,
-                                    title=title)
+                                    title=title, read=model.config.context)
 
     return Explorer(controls, make_figure, spec(model, n_new, seed))

@@ -75,6 +75,25 @@
       return tokens.join(" ");
     }
 
+    // The ids in a box of four lines under its label, not a one-line box beside it: at 375 px
+    // the one-line box was 111 px wide and showed 4 of 48 ids. The page's one-line input stays,
+    // hidden, as the control that is read and written; the box mirrors it both ways.
+    var box = ui.controls.tokens, area = document.createElement("textarea");
+    area.rows = 4; // 48 ids of up to 2 digits: 4 lines of about 40 characters at 375 px
+    area.className = "ca-input ca-tokens";
+    area.spellcheck = false;
+    area.value = box.input.value;
+    area.id = box.input.id; // the label names the box the reader types in
+    box.input.removeAttribute("id");
+    area.style.cssText = "flex: 1 1 100%; width: 100%; font-family: monospace; box-sizing: border-box";
+    box.element.style.flexWrap = "wrap"; // the label on its own line, the box under it
+    box.input.hidden = true;
+    box.input.parentNode.insertBefore(area, box.input);
+    area.addEventListener("input", function () {
+      box.input.value = area.value;
+      box.input.dispatchEvent(new Event("input"));
+    });
+
     var last = { text: null, run: null }; // the forward pass is redone only when the text changes
 
     function update(v, changed) {
@@ -83,6 +102,7 @@
         text = randomSequence();
         ui.setValue("tokens", text);
       }
+      if (area.value !== text) area.value = text; // a drawn or restored sequence shows in the box
       if (text !== last.text) {
         var parsed = parse(text);
         if (parsed.message) return parsed;

@@ -103,11 +103,15 @@
       var labels = [];
       for (var i = 0; i < T; i++) labels.push(i);
       var t = ui.template.layout, tick = Math.max(1, Math.floor(T / 8));
+      // The first state's other traces (the key to the three colours: "not computed yet",
+      // "computed, then dropped", "held now") are kept as they are: an empty update each, so
+      // the legend never leaves the live figure.
+      var keys = ui.template.data.slice(2).map(function () { return {}; });
       return {
         data: [
           { z: scoreStates(r.steps, s, T), x: labels, y: labels },
           { x: labels, y: r.steps[s].gap },
-        ],
+        ].concat(keys),
         layout: {
           title: Object.assign({}, t.title, {
             text: ui.text("title", { seq_len: T, block: B, step: step, n_tiles: nTiles }),

@@ -44,6 +44,20 @@ def _catalogue(lang: str) -> dict[str, str]:
             for e in polib.pofile(str(path)) if e.translated() and "fuzzy" not in e.flags}
 
 
+@cache
+def _output_catalogue(lang: str) -> dict[str, str]:
+    """The English texts the package shows without marking them (tables' words, error messages
+    of its checks), translated for the Chinese book's outputs only
+    (``locales/<locale>/LC_MESSAGES/outputs.po``; :mod:`course_attention.i18n.outputs`)."""
+    path = Path(__file__).parent.parent / "locales" / _LOCALES[lang] / "LC_MESSAGES" / "outputs.po"
+    if not path.exists():
+        return {}
+    import polib
+
+    return {e.msgid: e.msgstr for e in polib.pofile(str(path))
+            if e.translated() and "fuzzy" not in e.flags}
+
+
 def gettext(text: str) -> str:
     """``text`` in the current language (itself in English, or when it has no translation yet)."""
     lang = _state["lang"]

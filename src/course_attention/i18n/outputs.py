@@ -269,11 +269,13 @@ _TRANSLATORS: dict[str, Translator] = {}
 
 
 def translator(lang: str = "zh") -> Translator:
-    """The :class:`Translator` of the package catalogues of ``lang``."""
-    from . import _catalogue
+    """The :class:`Translator` of the package catalogues of ``lang``, and of its catalogue of
+    the texts the package shows without marking them (``outputs.po``: the words of its tables,
+    the messages of its input checks), which only the Chinese book's outputs use."""
+    from . import _catalogue, _output_catalogue
 
     if lang not in _TRANSLATORS:
-        _TRANSLATORS[lang] = Translator(_catalogue(lang))
+        _TRANSLATORS[lang] = Translator({**_output_catalogue(lang), **_catalogue(lang)})
     return _TRANSLATORS[lang]
 
 
@@ -293,6 +295,8 @@ def translate_output(output: dict[str, Any], tr: Translator) -> dict[str, Any]:
             new[mime] = tr.json(value)
         elif kind == "text/plain" or kind == "text/markdown":
             new[mime] = _lines(value, tr)
+        elif kind == "text/html":
+            new[mime] = _html(value, tr)
         else:
             new[mime] = value
     out["data"] = new
@@ -301,6 +305,11 @@ def translate_output(output: dict[str, Any], tr: Translator) -> dict[str, Any]:
 
 def _lines(value: str | list[str], tr: Translator) -> str | list[str]:
     joined = "".join(value) if isinstance(value, list) else value
+    if joined[:1] in "[{(" and ("'" in joined or '"' in joined):
+        # the repr of a dict, list or tuple: its strings one by one (a template's field would
+        # otherwise swallow the brackets and the other strings)
+        done = _literals(joined, tr)
+        return done.splitlines(keepends=True) if isinstance(value, list) else done
     done = tr.text(joined)
     if done == joined and joined[:1] in "'\"" and len(joined) > 1 and joined[-1] == joined[0]:
         try:  # the repr of a str (a glued text): translate the text itself
@@ -312,3 +321,48 @@ def _lines(value: str | list[str], tr: Translator) -> str | list[str]:
     if isinstance(value, list):
         return done.splitlines(keepends=True)
     return done
+
+
+#: A Python string literal in a repr (``{'BERT: self (bidirectional)': (6, 6)}``).
+_LITERAL = re.compile(r"'(?:[^'\\\n]|\\.)*'" + r'|"(?:[^"\\\n]|\\.)*"')
+#: The parts of an HTML output that are not its words (its tags, and the bodies of its scripts
+#: and styles).
+_HTML_SKIP = re.compile(r"(<script\b.*?</script>|<style\b.*?</style>|<[^>]*>)",
+                        re.DOTALL | re.IGNORECASE)
+
+
+def _literals(text: str, tr: Translator) -> str:
+    """``text`` (the repr of a dict, list or tuple) with each string literal in it translated
+    and written back as a literal: a table's keys, an error message caught into a list."""
+    def one(m: re.Match[str]) -> str:
+        try:
+            inner = ast.literal_eval(m.group(0))
+        except (ValueError, SyntaxError):
+            return m.group(0)
+        if not isinstance(inner, str):
+            return m.group(0)
+        done = tr.text(inner)
+        return m.group(0) if done == inner else repr(done)
+
+    return _LITERAL.sub(one, text)
+
+
+def _html(value: str | list[str], tr: Translator) -> str | list[str]:
+    """An HTML output (a table) with the words between its tags translated; tags, scripts and
+    styles as they are."""
+    joined = "".join(value) if isinstance(value, list) else value
+    parts = _HTML_SKIP.split(joined)
+    done = "".join(part if k % 2 else _html_text(part, tr) for k, part in enumerate(parts))
+    if isinstance(value, list):
+        return done.splitlines(keepends=True)
+    return done
+
+
+def _html_text(text: str, tr: Translator) -> str:
+    """One text node of an HTML output, translated as the text it shows (entities unescaped,
+    then escaped again)."""
+    if not _WORDS.search(text):
+        return text
+    shown = html.unescape(text)
+    done = tr.text(shown)
+    return text if done == shown else html.escape(done, quote=False)

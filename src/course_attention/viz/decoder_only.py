@@ -18,6 +18,7 @@ from ..i18n import N_, _
 from .core import PALETTE, _layout, _rounded, curve
 
 __all__ = [
+    "CROPPED",
     "char_label",
     "sample_html",
     "title_lines",
@@ -44,18 +45,30 @@ def _plotly_text(text: str) -> str:
     return html.escape(text, quote=False).replace(" ", "\u00a0")
 
 
+#: The first drawn line when the model read only the end of a long prompt (``read`` below).
+CROPPED = N_("the model read only the last {n} characters (bold)")
+_UNREAD = "#8a8a8a"  # the prompt characters the model did not read: grey, not bold
+
+
 def sample_html(
-    prompt: str, sample: str, max_lines: int = _SHOWN_LINES, width: int = _WRAP
+    prompt: str, sample: str, max_lines: int = _SHOWN_LINES, width: int = _WRAP,
+    read: int | None = None,
 ) -> str:
     """Prompt (bold) and sample as plotly text: the last ``max_lines`` drawn lines.
 
     Each line of text longer than ``width`` characters is cut into lines of ``width`` (plotly
     does not wrap text), so the block fits a phone screen; ``&``, ``<``, ``>`` are escaped,
-    quotes are not (plotly draws ``&quot;`` literally), spaces are kept.
+    quotes are not (plotly draws ``&quot;`` literally), spaces are kept. ``read``: how many of
+    the prompt's characters the model read (its last ones: a prompt longer than the context is
+    cropped, chapter 8); when that is fewer than the prompt holds, only those are bold, the
+    others grey, and the first drawn line says so (``CROPPED``).
     """
     if width < 1 or max_lines < 1:
         raise ValueError(f"need width ≥ 1 and max_lines ≥ 1; got {width}, {max_lines}")
+    if read is not None and read < 1:
+        raise ValueError(f"read must be ≥ 1 characters (or None); got {read}")
     full = prompt + sample
+    unread = max(len(prompt) - read, 0) if read is not None else 0
     rows: list[tuple[int, int]] = []  # (start, end) of every drawn line in `full`
     start = 0
     for line in full.split("\n"):
@@ -63,10 +76,14 @@ def sample_html(
             rows.append((start + a, start + min(a + width, len(line))))
         start += len(line) + 1
     drawn = []
-    for a, b in rows[-max_lines:]:
-        head = min(max(len(prompt) - a, 0), b - a)  # how much of this line is prompt
-        bold = f"<b>{_plotly_text(full[a : a + head])}</b>" if head else ""
-        drawn.append(bold + _plotly_text(full[a + head : b]))
+    if unread:  # one line of the block says what the model read
+        drawn.append(f'<i>{_plotly_text(_(CROPPED).format(n=read))}</i>')
+    for a, b in rows[-(max_lines - len(drawn)) or len(rows):]:
+        cut = [a, min(max(unread, a), b), min(max(len(prompt), a), b), b]  # grey, bold, plain
+        parts = [full[cut[k]:cut[k + 1]] for k in range(3)]
+        grey = f'<span style="color:{_UNREAD}">{_plotly_text(parts[0])}</span>' if parts[0] else ""
+        bold = f"<b>{_plotly_text(parts[1])}</b>" if parts[1] else ""
+        drawn.append(grey + bold + _plotly_text(parts[2]))
     return "<br>".join(drawn)
 
 
@@ -117,12 +134,14 @@ def _check_probs(probs: ArrayLike, shown: Sequence[int], vocab: str) -> np.ndarr
 
 
 def next_char_traces(
-    probs: ArrayLike, shown: Sequence[int], vocab: str, prompt: str, sample: str
+    probs: ArrayLike, shown: Sequence[int], vocab: str, prompt: str, sample: str,
+    read: int | None = None,
 ) -> tuple[go.Bar, go.Scatter]:
     """Bars of P(next character) for the ``shown`` ids plus one bar for all the others, and the
     prompt with a sampled continuation as text.
 
-    Introduced in chapter 8. ``probs`` ``(vocab,)``; ``vocab`` is the string of characters.
+    Introduced in chapter 8. ``probs`` ``(vocab,)``; ``vocab`` is the string of characters;
+    ``read``: the prompt characters the model read (:func:`sample_html`).
     """
     p = _check_probs(probs, shown, vocab)
     values = [*p[list(shown)], max(0.0, 1.0 - p[list(shown)].sum())]
@@ -139,7 +158,7 @@ def next_char_traces(
         x=[0.0],
         y=[1.0],
         mode="text",
-        text=[sample_html(prompt, sample)],
+        text=[sample_html(prompt, sample, read=read)],
         textposition="bottom right",
         textfont=dict(family="monospace", size=12),
         cliponaxis=False,
@@ -174,9 +193,11 @@ def next_char_figure(
     prompt: str,
     sample: str,
     title: str | None = None,
+    read: int | None = None,
 ) -> go.Figure:
-    """The next-character distribution and a sample at one temperature (the live explorer)."""
-    fig = go.Figure(list(next_char_traces(probs, shown, vocab, prompt, sample)))
+    """The next-character distribution and a sample at one temperature (the live explorer);
+    ``read``: the prompt characters the model read (:func:`sample_html`)."""
+    fig = go.Figure(list(next_char_traces(probs, shown, vocab, prompt, sample, read)))
     return _next_char_layout(fig, title, height=520)
 
 

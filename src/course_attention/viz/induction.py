@@ -48,13 +48,16 @@ def phase_change_figure(
     title: str | None = None,
     control: tuple[ArrayLike, ArrayLike] | None = None,
     training: tuple[ArrayLike, ArrayLike] | None = None,
+    switch: int | None = None,
 ) -> go.Figure:
     """Loss on the repeated tokens and on the others ``(n,)`` against training ``steps`` ``(n,)``.
 
     Introduced in chapter 9. A dashed line marks chance, ``ln(vocab)``; a shaded band the
-    ``window`` ``(start, end)`` where the loss falls fastest (if given). ``control`` ``(steps,
-    repeated)`` adds a second model's loss on repeated tokens (the 1-layer model), ``training``
-    ``(steps, loss)`` the training loss on all tokens.
+    ``window`` ``(start, end)`` where the loss falls fastest (if given); a dotted vertical line
+    the step ``switch`` after which the training data have even copy distances (if given).
+    ``control`` ``(steps, repeated)`` adds a second model's loss on repeated tokens (the
+    1-layer model), ``training`` ``(steps, loss)`` the training loss on all tokens. The y axis
+    reaches a fifth above the highest curve, so that the labels at the top cross no curve.
     """
     s, r, o = (np.asarray(a, dtype=float) for a in (steps, repeated, other))
     if not (s.ndim == 1 and s.shape == r.shape == o.shape and len(s)):
@@ -76,6 +79,7 @@ def phase_change_figure(
                 raise ValueError(f"{name}: steps and losses must be (n,) alike")
             traces.append(curve(x, y, name, colour, hover).update(line_dash="dot"))
     fig = go.Figure(traces)
+    top = max(chance, *(float(np.nanmax(t.y)) for t in traces))
     fig.update_traces(mode="lines" if len(s) > 30 else "lines+markers")  # dense checkpoints
     fig.add_hline(
         y=chance,
@@ -94,9 +98,19 @@ def phase_change_figure(
             annotation_text=_("steps {start}–{end}").format(start=window[0], end=window[1]),
             annotation_position="top left",
         )
-    fig.update_xaxes(title=_("training step"))
-    fig.update_yaxes(title=_("next-token loss (nats)"), rangemode="tozero")
-    return _layout(fig, title, height=380, legend=dict(x=0.02, y=0.05))
+    if switch is not None:
+        fig.add_vline(
+            x=switch,
+            line_dash="dot",
+            line_color="grey",
+            annotation_text=_("even distances from step {step}").format(step=switch),
+            annotation_position="bottom left",  # the bottom is clear: no loss gets near 0
+        )
+    fig.update_xaxes(title=_("training step"), range=[float(s.min()), float(s.max())])
+    fig.update_yaxes(title=_("next-token loss (nats)"), range=[0, 1.2 * top])
+    # the legend under the plot: inside it, it hid the plunge on a phone
+    return _layout(fig, title, height=420 + 24 * len(traces),
+                   legend=dict(orientation="h", x=0, xanchor="left", y=-0.3, yanchor="top"))
 
 
 def distance_figure(
@@ -108,7 +122,8 @@ def distance_figure(
     """Loss on the repeated tokens against the copy distance, one line per entry of ``curves``.
 
     Introduced in chapter 9. ``distances`` ``(k,)``; each curve ``(k,)`` nats. A dashed line
-    at ``reference`` (e.g. what guessing among the tokens seen so far costs), if given.
+    at ``reference`` (e.g. what guessing among the tokens seen so far costs), if given, named in
+    the legend.
     """
     d = np.asarray(distances, dtype=float)
     traces = []
@@ -118,19 +133,16 @@ def distance_figure(
             raise ValueError(f"curve {name!r} must have shape {d.shape}; got {v.shape}")
         hover = _("distance %{x}<br>loss %{y:.3f} nats<extra></extra>")
         traces.append(curve(d, v, _shown(name), PALETTE[i % 8], hover))
+    if reference is not None:  # a line in the legend, not a label in the plot: curves cross it
+        name = _("guessing among tokens seen: {reference:.2f}").format(reference=reference)
+        traces.append(go.Scatter(x=[d.min(), d.max()], y=[reference] * 2, mode="lines",
+                                 name=name, hoverinfo="skip",
+                                 line=dict(dash="dash", color="grey")))
     fig = go.Figure(traces)
-    if reference is not None:
-        fig.add_hline(
-            y=reference,
-            line_dash="dash",
-            line_color="grey",
-            annotation_text=_("guessing among<br>tokens seen: {reference:.2f}").format(
-                reference=reference),
-        )
     fig.update_xaxes(title=axis_title(_("copy distance (second copy start − first copy start)")))
     fig.update_yaxes(title=_("loss on repeated tokens (nats)"), rangemode="tozero")
     # the legend under the plot, one entry a line: beside it, long names leave a phone no plot
-    return _layout(fig, title, height=420 + 24 * len(curves),
+    return _layout(fig, title, height=420 + 24 * len(fig.data),
                    legend=dict(orientation="h", x=0, xanchor="left", y=-0.3, yanchor="top"))
 
 
@@ -161,7 +173,7 @@ def _two_panels(fig: go.Figure, names: tuple[str, str], labels: Sequence[str]) -
     short = tuple(english) if language() == "en" else tuple(_shown(e) for e in english)
     fig = _panels(fig, short, N_("key position"), N_("query position"), ticklabels=True)
     fig.update_annotations(font_size=11)  # a panel is about 80 px wide on a phone
-    step = max(1, len(labels) // 6)
+    step = max(1, len(labels) // 3)  # 3 ticks a panel: 6 collide on a phone ("8 16243240")
     ticks = dict(
         tickmode="array",
         tickvals=list(labels[::step]),

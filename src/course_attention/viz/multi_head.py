@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -13,6 +14,9 @@ from numpy.typing import ArrayLike
 from .core import _layout, attention_heatmap
 
 __all__ = ["Table", "shape_table", "cost_table", "head_heatmap"]
+
+#: A cell that holds one number (thousands commas, a decimal part, a sign, a unit sign).
+_NUMBER = re.compile(r"[−+-]?\d{1,3}(,\d{3})*(\.\d+)?\s?[×%]?|[−+-]?\d+(\.\d+)?\s?[×%]?")
 
 
 class Table:
@@ -29,12 +33,31 @@ class Table:
                 raise ValueError(f"a row has {len(row)} cells for {len(self.header)} columns")
 
     def _repr_html_(self) -> str:
-        head = "".join(f"<th>{html.escape(h)}</th>" for h in self.header)
+        """The table as the website shows it: inside a ``<div class="ca-table">`` that scrolls
+        sideways when the table is wider than the page (the site's stylesheet pads the cells
+        and draws the scroll cue). A column whose every cell is a number (``4,718,592``,
+        ``18.00``, ``8×``) is right-aligned in plain digits (``class="ca-num"``); other cells
+        are code. Every cell holds the same text as :meth:`__repr__`."""
+        numeric = [
+            all(_NUMBER.fullmatch(row[i]) for row in self.rows) and bool(self.rows)
+            for i in range(len(self.header))
+        ]
+
+        def cell(tag: str, text: str, i: int, code: bool) -> str:
+            body = html.escape(text)
+            if numeric[i]:
+                return f'<{tag} class="ca-num">{body}</{tag}>'
+            return f"<{tag}><code>{body}</code></{tag}>" if code else f"<{tag}>{body}</{tag}>"
+
+        head = "".join(cell("th", h, i, False) for i, h in enumerate(self.header))
         body = "".join(
-            "<tr>" + "".join(f"<td><code>{html.escape(c)}</code></td>" for c in row) + "</tr>"
+            "<tr>" + "".join(cell("td", c, i, True) for i, c in enumerate(row)) + "</tr>"
             for row in self.rows
         )
-        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        return (
+            f'<div class="ca-table"><table><thead><tr>{head}</tr></thead>'
+            f"<tbody>{body}</tbody></table></div>"
+        )
 
     def __repr__(self) -> str:
         widths = [

@@ -11,7 +11,10 @@ catalogues and the translation of the English run's outputs (:mod:`course_attent
   (``src/course_attention/locales/zh_CN/LC_MESSAGES/package/<module>.po``);
 * :mod:`.edition`: ``zh/`` written from ``chapters/``, the catalogues and the English execution;
 * :mod:`.terms`: the glossary as the edition's terminology;
-* :mod:`.words`: the reader editions' own phrases, per language.
+* :mod:`.words`: the reader editions' own phrases, per language;
+* :mod:`.labels`: the labels of the package's controls, and the prose that names them;
+* :mod:`.typography`: the Chinese catalogues' typography, checked and repaired
+  (``scripts/typography.py``).
 
 ``python -m course_book.i18n update|check|write|package``: see :mod:`.__main__`.
 """

@@ -126,6 +126,9 @@ def _write(root: Path, out: Path, executed: Path) -> None:
         # myst-nb's own labels of a collapsed cell (Sphinx's catalogues do not hold them)
         "nb_code_prompt_show": "显示代码",
         "nb_code_prompt_hide": "隐藏代码",
+        # sphinx-togglebutton's hint on every dropdown (its catalogue has no Chinese)
+        "togglebutton_hint": "点击显示",
+        "togglebutton_hint_hide": "点击隐藏",
     })
     (out / "_config.yml").write_text(
         "# Written by `python -m course_book.i18n.edition` from ../_config.yml: do not edit.\n"

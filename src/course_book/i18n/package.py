@@ -32,7 +32,8 @@ import course_attention
 from .catalog import LOCALE, Stats, merge_catalog
 
 __all__ = ["PACKAGE", "CHAPTER_KEYWORDS", "catalog_folder", "package_catalog_path",
-           "package_strings", "chapter_strings", "update_package_catalog", "package_problems"]
+           "package_strings", "chapter_strings", "update_package_catalog", "package_problems",
+           "output_catalog_path", "output_problems"]
 
 #: The course package whose marked strings this module collects (not this package).
 PACKAGE = Path(course_attention.__file__).resolve().parent
@@ -164,9 +165,87 @@ def _fields(text: str) -> set[str]:
     return {name for _, name, _, _ in string.Formatter().parse(text) if name is not None}
 
 
+def output_catalog_path(locale: str = LOCALE) -> Path:
+    """``src/course_attention/locales/<locale>/LC_MESSAGES/outputs.po``: what the package and the
+    chapters' code show without marking it (a table's words, an input check's message), for the
+    Chinese book's outputs (:func:`course_attention.i18n.outputs.translator`)."""
+    return PACKAGE / "locales" / locale / "LC_MESSAGES" / "outputs.po"
+
+
+def _pieces(text: str) -> tuple[str, ...]:
+    """The literal text of a template around its fields: ``"got {n}."`` → ``("got ", ".")``."""
+    pieces = [""]
+    for literal, name, _spec, _conv in string.Formatter().parse(text):
+        pieces[-1] += literal
+        if name is not None:
+            pieces.append("")
+    return tuple(pieces)
+
+
+def _code_pieces(tree: ast.AST) -> set[tuple[str, ...]]:
+    """The :func:`_pieces` of every string a piece of code writes: a constant, or an f-string
+    (its formatted values are the fields; adjacent literals are one string, as Python reads)."""
+    found: set[tuple[str, ...]] = set()
+    inner: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            pieces = [""]
+            for part in node.values:
+                inner.add(id(part))
+                if isinstance(part, ast.Constant) and isinstance(part.value, str):
+                    pieces[-1] += part.value
+                else:
+                    pieces.append("")
+            found.add(tuple(pieces))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and id(node) not in inner:
+            found.add((node.value,))
+    return found
+
+
+def _shown_pieces(root: Path = ROOT) -> set[tuple[str, ...]]:
+    found: set[tuple[str, ...]] = set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        found |= _code_pieces(ast.parse(path.read_text(encoding="utf-8")))
+    for path in sorted((root / "chapters").glob("*.ipynb")):
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            if cell["cell_type"] == "code":
+                try:
+                    found |= _code_pieces(ast.parse("".join(cell["source"])))
+                except SyntaxError:  # a cell of IPython magics
+                    continue
+    return found
+
+
+def output_problems(locale: str = LOCALE) -> list[str]:
+    """Entries of :func:`output_catalog_path` that are untranslated or fuzzy, whose fields differ
+    in the Chinese, that a package catalogue holds already (mark it there, not here), or that no
+    code writes any more: each entry's text around its fields is a string (or an f-string's
+    text around its values) of the package or of a chapter's code."""
+    path = output_catalog_path(locale)
+    if not path.exists():
+        return []
+    shown = _shown_pieces()
+    marked = {e.msgid for p in catalog_folder(locale).glob("*.po") for e in polib.pofile(str(p))}
+    problems = []
+    for e in polib.pofile(str(path)):
+        head = f"outputs.po: {e.msgid[:70]!r}"
+        if "fuzzy" in e.flags or not e.msgstr:
+            problems.append(f"{head}: untranslated or fuzzy")
+        elif _fields(e.msgid) != _fields(e.msgstr):
+            problems.append(f"{head}: fields {sorted(_fields(e.msgstr))} in the Chinese, "
+                            f"{sorted(_fields(e.msgid))} in the English")
+        if e.msgid in marked:
+            problems.append(f"{head}: in a package catalogue too (marked in the source): drop it")
+        if _pieces(e.msgid) not in shown:
+            problems.append(f"{head}: no code of the package or the chapters writes it any more")
+    return problems
+
+
 def package_problems(locale: str = LOCALE) -> list[str]:
-    """Untranslated, fuzzy, stale or broken entries of the package catalogues (empty when sound)."""
-    problems: list[str] = []
+    """Untranslated, fuzzy, stale or broken entries of the package catalogues (empty when sound),
+    and of the catalogue of the texts the package shows unmarked (:func:`output_problems`)."""
+    problems: list[str] = output_problems(locale)
     seen: dict[str, tuple[str, str]] = {}
     for module, units in sorted(_by_catalogue().items()):
         path = package_catalog_path(module, locale)
