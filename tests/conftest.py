@@ -47,9 +47,9 @@ def pytest_addoption(parser):
 #: The explorer and JupyterLab checks that take longest (the trained models' chapters), by a
 #: part of their id: they run first, so that xdist's two workers finish at about the same time
 #: instead of one of them starting a minute-long check when the other is nearly done.
-LONGEST_FIRST = ("09_induction_heads", "08_decoder_only", "04_masking", "10_positions",
-                 "07_encoder_decoder", "11_efficient_attention")
-LONG_FILES = ("test_site_explorers.py", "test_lab.py")
+LONGEST_FIRST = ("accessibility_violations", "09_induction_heads", "08_decoder_only",
+                 "04_masking", "10_positions", "07_encoder_decoder", "11_efficient_attention")
+LONG_FILES = ("test_site_polish.py", "test_site_explorers.py", "test_lab.py")
 
 
 def _rank(item) -> int:
