@@ -44,12 +44,15 @@ def pytest_addoption(parser):
                      help="keep only one chapter's tests (its file-name prefix, e.g. 08)")
 
 
-#: The explorer and JupyterLab checks that take longest (the trained models' chapters), by a
-#: part of their id: they run first, so that xdist's two workers finish at about the same time
+#: The explorer, JupyterLab and claims checks that take longest (the trained models' chapters),
+#: by a part of their id: they run first, so that xdist's two workers finish at about the same time
 #: instead of one of them starting a minute-long check when the other is nearly done.
 LONGEST_FIRST = ("accessibility_violations", "09_induction_heads", "08_decoder_only",
-                 "04_masking", "10_positions", "07_encoder_decoder", "11_efficient_attention")
-LONG_FILES = ("test_site_polish.py", "test_site_explorers.py", "test_lab.py")
+                 "test_induction.py::test_the_chapters_claims", "test_gpt.py::test_the_chapters",
+                 "test_positions.py::test_length_generalisation_claims", "04_masking",
+                 "10_positions", "07_encoder_decoder", "11_efficient_attention")
+LONG_FILES = ("test_site_polish.py", "test_site_explorers.py", "test_lab.py", "test_induction.py",
+              "test_gpt.py", "test_positions.py")
 
 
 def _rank(item) -> int:
