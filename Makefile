@@ -61,6 +61,7 @@ install: $(STAMP) $(MATHJAX) plotly-js
 UV_SPEC ?= uv>=0.9,<1
 UV := $(BIN)/uv
 # uv reads no pip configuration: pass on pip's --find-links (a local wheel directory) if set
+PIP_FIND_LINKS ?= $(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null)
 UV_INSTALL = $(UV) pip install --quiet $(if $(PIP_FIND_LINKS),--find-links $(PIP_FIND_LINKS)) \
 	--python
 TORCH_FROM = "$(TORCH_SPEC)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
@@ -143,7 +144,7 @@ drift-claims: drift claims
 drift: install
 	$(BIN)/python tests/drift.py $(NB) | tee _build/colab-check.log
 claims: install  # one thread per xdist worker: two workers share two cores
-	env $(OTHER_KERNELS) OMP_NUM_THREADS=1 $(BIN)/pytest -q -n 2 -m claims $(if $(NB),--chapter $(NB)) \
+	env $(OTHER_KERNELS) OMP_NUM_THREADS=1 $(BIN)/pytest -q -n 2 --maxschedchunk 1 -m claims $(if $(NB),--chapter $(NB)) \
 	  || [ $$? = 5 ]  # 5: the chapter trains no model, so it has no claims test
 
 # A chapter author's loop, two halves at once (one per core), then the drift of its glued values:
@@ -184,7 +185,7 @@ $(AXE):
 	  && cp $$tmp/package/axe.min.js $@ && rm -rf $$tmp
 
 browser: install chromium $(AXE)
-	$(BIN)/pytest -q -x -n 2 --dist load -m browser
+	$(BIN)/pytest -q -x -n 2 --dist load --maxschedchunk 1 -m browser
 
 # JupyterLab lives in its own environment: its server's dependencies slow the book's execution.
 LAB_VENV := .venv-lab
@@ -199,7 +200,7 @@ lab: $(LAB_VENV)/.installed
 
 # Every reader notebook opened and run in a real JupyterLab, checked in headless Chromium.
 lab-check: install chromium $(LAB_VENV)/.installed
-	$(BIN)/pytest -q -x -n 2 -m lab
+	$(BIN)/pytest -q -x -n 2 --dist load --maxschedchunk 1 -m lab
 
 serve:
 	@echo "Serving _build/html on http://127.0.0.1:$(PORT)/"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import http.server
@@ -56,17 +57,28 @@ def serve(root: Path = SITE) -> Iterator[str]:
         server.server_close()
 
 
+_PLAYWRIGHT: list = []
+
+
+def _playwright() -> object:
+    """This process's one playwright driver: its sync API cannot be started twice at once, and
+    one pytest worker runs the site's, the explorers' and JupyterLab's checks side by side."""
+    if not _PLAYWRIGHT:
+        from playwright.sync_api import sync_playwright
+
+        _PLAYWRIGHT.append(sync_playwright().start())
+        atexit.register(_PLAYWRIGHT[0].stop)
+    return _PLAYWRIGHT[0]
+
+
 @contextlib.contextmanager
 def browser() -> Iterator[object]:
     """A headless Debian Chromium driven by playwright (never a downloaded browser)."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    chromium = _playwright().chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    try:
+        yield chromium
+    finally:
+        chromium.close()
 
 
 # JavaScript run in the page: the plotted data of every figure, and where its slider rail is.
@@ -123,3 +135,19 @@ def assert_shows_nothing_meant_for_a_notebook(page: object, path: str) -> None:
     assert not notes, f"{path}: notes meant for a notebook: {notes}"
     twice = {f for f in seen["figures"] if seen["figures"].count(f) > 1}
     assert not twice, f"{path}: {len(twice)} figure(s) drawn twice"
+
+
+#: axe-core (from npm: ``make _vendor/axe.min.js``), injected into a page by :func:`axe_violations`.
+AXE = ROOT / "_vendor" / "axe.min.js"
+_AXE_RUN = """() => axe.run(document, {runOnly: {type: 'tag',
+    values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa']}, resultTypes: ['violations']})
+  .then(r => r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
+        nodes: v.nodes.map(n => n.target.join(' ')).slice(0, 5)})))"""
+
+
+def axe_violations(page: object) -> list[dict]:
+    """axe-core's violations of WCAG 2.x A/AA on a loaded playwright ``page`` (its scripts ran):
+    each ``{id, impact, help, nodes}`` (the first five nodes' selectors)."""
+    assert AXE.exists(), f"{AXE} is missing: `make _vendor/axe.min.js` (npm pack axe-core)"
+    page.add_script_tag(path=str(AXE))
+    return page.evaluate(_AXE_RUN)

@@ -47,7 +47,7 @@ def pytest_addoption(parser):
 #: The explorer, JupyterLab and claims checks that take longest (the trained models' chapters),
 #: by a part of their id: they run first, so that xdist's two workers finish at about the same time
 #: instead of one of them starting a minute-long check when the other is nearly done.
-LONGEST_FIRST = ("accessibility_violations", "09_induction_heads", "08_decoder_only",
+LONGEST_FIRST = ("09_induction_heads", "08_decoder_only",
                  "test_induction.py::test_the_chapters_claims", "test_gpt.py::test_the_chapters",
                  "test_positions.py::test_length_generalisation_claims", "04_masking",
                  "10_positions", "07_encoder_decoder", "11_efficient_attention")

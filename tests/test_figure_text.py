@@ -1,7 +1,8 @@
-"""Browser check of the built site: every figure draws its text legibly and draws what it holds.
+"""Browser check of the built site, every page loaded once per width for three checks.
 
-For every chapter page, at 375 px (a phone) and 1280 px, every plotly figure — static figures and
-the live explorers' figures in the state the page first shows — is measured in Chromium:
+Every figure draws its text legibly and draws what it holds. For every chapter page, at 375 px (a
+phone) and 1280 px, every plotly figure — static figures and the live explorers' figures in the
+state the page first shows — is measured in Chromium:
 
 (a) no two drawn texts overlap (titles, axis titles, tick labels, annotations, legend entries,
     colour-bar titles and ticks, slider and menu labels, numbers drawn in cells);
@@ -11,8 +12,12 @@ the live explorers' figures in the state the page first shows — is measured in
 
 Texts are compared as the rectangles their ink occupies on screen (the line box less what the
 font leaves empty above and below the glyphs; rotated tick labels as rotated rectangles), with a
-1 px tolerance. Known defects are named in ``EXCEPTIONS``, each with its reason. Needs
-``_build/html`` (``make strict-build``) and Debian's chromium; about a minute for the site.
+1 px tolerance. Known defects are named in ``EXCEPTIONS``, each with its reason.
+
+The same load also checks that the page does not scroll sideways at 375 px, and, at 1280 px,
+audits the page with axe-core (WCAG 2.x A/AA): no critical or serious violation. A Chinese page
+whose figures are the English page's is loaded at 1280 px only, for the audit. Needs
+``_build/html`` (``make strict-build``), ``_vendor/axe.min.js`` and Debian's chromium.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from _site import SITE, browser, pages, serve, wait_for_figures
+from _site import SITE, axe_violations, browser, pages, serve, wait_for_figures
 
 pytestmark = pytest.mark.browser
 
@@ -192,14 +197,22 @@ def site():
         yield base, chromium
 
 
-def measure(chromium, url: str, width: int, expected: int) -> list[dict]:
+def open_measured(chromium, url: str, width: int, expected: int) -> object:
+    """The page at ``url``, ``width`` px wide, once its ``expected`` figures are drawn, its fonts
+    loaded and a frame painted (the caller closes it)."""
     page = chromium.new_page(viewport={"width": width, "height": 900})
+    page.goto(url, wait_until="load")
+    page.wait_for_load_state("networkidle")
+    wait_for_figures(page, expected)
+    page.evaluate("() => document.fonts.ready")
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => setTimeout(r, 50)))")
+    return page
+
+
+def measure(chromium, url: str, width: int, expected: int) -> list[dict]:
+    """Every figure's drawn and held texts (``TEXTS_JS``) on the page at ``url``."""
+    page = open_measured(chromium, url, width, expected)
     try:
-        page.goto(url, wait_until="load")
-        page.wait_for_load_state("networkidle")
-        wait_for_figures(page, expected)
-        page.evaluate("() => document.fonts.ready")
-        page.evaluate("() => new Promise(r => requestAnimationFrame(() => setTimeout(r, 50)))")
         return page.evaluate(TEXTS_JS)
     finally:
         page.close()
@@ -221,18 +234,35 @@ def _chinese_figures_differ(path: str) -> bool:
 
 
 CHAPTERS = [p for p in pages() if p.startswith("chapters/")]
-CHAPTERS += [f"zh/{p}" for p in CHAPTERS if _chinese_figures_differ(p)]
+#: (page, width): every English page at both widths; a Chinese page at both where it draws
+#: figures of its own, else at 1280 px only (for the audit: its figures are checked in English).
+CASES = [(p, w) for p in CHAPTERS for w in WIDTHS]
+CASES += [(f"zh/{p}", w) for p in CHAPTERS if (SITE / "zh" / p).exists()
+          for w in (WIDTHS if _chinese_figures_differ(p) else WIDTHS[-1:])]
+OVERFLOW_JS = "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
 
 
-@pytest.mark.parametrize("width", WIDTHS)
-@pytest.mark.parametrize("path", CHAPTERS)
+@pytest.mark.parametrize(("path", "width"), CASES, ids=[f"{p}-{w}" for p, w in CASES])
 def test_every_figure_draws_its_text_apart_inside_and_as_held(site, path, width):
+    """Also, on the same load: no sideways scrolling at 375 px, no critical or serious axe-core
+    violation at 1280 px."""
     base, chromium = site
+    figures_of_its_own = path in CHAPTERS or _chinese_figures_differ(path.removeprefix("zh/"))
     expected = (SITE / path).read_text().count('class="plotly-graph-div"')
-    if not expected:
-        return  # a page without figures (the appendices)
-    figures = measure(chromium, base + path, width, expected)
-    assert len(figures) == expected
+    page = open_measured(chromium, base + path, width, expected)
+    try:
+        figures = page.evaluate(TEXTS_JS) if figures_of_its_own else []
+        overflow = page.evaluate(OVERFLOW_JS)
+        if path == "chapters/02_scaled_dot_product.html" and width == 375:
+            page.screenshot(path=str(SITE.parent / "narrow-375px.png"))
+        serious = [v for v in (axe_violations(page) if width == 1280 else [])
+                   if v["impact"] in ("critical", "serious")]
+    finally:
+        page.close()
+    assert not serious, f"{path}: axe-core finds {serious}"
+    if width == 375:
+        assert overflow <= 0, f"{path} scrolls sideways by {overflow} px at 375 px"
+    assert len(figures) == (expected if figures_of_its_own else 0)
     stem = path.removeprefix("zh/").removeprefix("chapters/").removesuffix(".html")
     report, unused = [], []
     for fig in figures:

@@ -22,7 +22,7 @@ import nbformat
 import pytest
 
 from _notebooks import ROOT, notebooks
-from _site import CHROMIUM, CHROMIUM_ARGS
+from _site import browser
 from course_book import reader
 
 pytestmark = pytest.mark.lab
@@ -43,7 +43,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def lab(tmp_path_factory):
     if not LAB.exists():
         pytest.fail("no JupyterLab in .venv-lab: run `make lab-check` (it installs it)")
@@ -90,14 +90,10 @@ def lab(tmp_path_factory):
     out.write_text(json.dumps(RESULTS, indent=1, ensure_ascii=False))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def chromium():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
+    with browser() as chromium:
+        yield chromium
 
 
 def expected_glued_texts(path) -> list[str]:
@@ -200,24 +196,34 @@ def _settled(page, root, polls: int = 20) -> None:
 
 def _redraws(page, root, control, controls) -> str:
     """Drive ``control``; if the figure stays, try again under each option of the explorer's
-    first menu (a control may act only under some presets, e.g. a sliding window's width)."""
+    first menu (a control may act only under some presets, e.g. a sliding window's width), the
+    options that name the control's label first; then once more, waiting longer."""
     _settled(page, root)
     before = root.evaluate(PLOT_STATE)
     kind = _drive(page, root, control)
-    if _changed(page, root, before, 15_000):
+    if _changed(page, root, before, 5_000):
         _settled(page, root)
         return kind
     menu = next((c for c in controls if "widget-dropdown" in (c.get_attribute("class") or "")
                  and c != control), None)
     if menu is not None:
+        label = control.query_selector(".widget-label")
+        words = [w for w in re.findall(r"\w+", label.text_content().lower() if label else "")
+                 if len(w) > 2]
         select = menu.query_selector("select")
-        for option in select.eval_on_selector_all("option", "os => os.map(o => o.value)"):
+        options = select.eval_on_selector_all("option", "os => os.map(o => o.value)")
+        for option in sorted(options, key=lambda o: not any(w in o.lower() for w in words)):
             select.select_option(option)
-            page.wait_for_timeout(500)
+            _settled(page, root)
             before = root.evaluate(PLOT_STATE)
             _drive(page, root, control)
             if _changed(page, root, before, 5_000):
                 return f"{kind} (under {option!r})"
+    before = root.evaluate(PLOT_STATE)  # a slow kernel: one more try, waiting 15 s
+    _drive(page, root, control)
+    if _changed(page, root, before, 15_000):
+        _settled(page, root)
+        return f"{kind} (slow)"
     return f"{kind}: no redraw"
 
 

@@ -34,14 +34,18 @@ _PLOTTED = """i => { const t = CourseAttention.explorers[i].figure.data[0];
   return {z: t.z, x: t.x, y: t.y}; }"""
 _LAST = """i => { const ex = CourseAttention.explorers[i];
   return {logits: ex.lastLogits, predictions: ex.lastPredictions}; }"""
-# Type a sequence, then choose every layer and head in turn, as a reader would (an input or
-# change event per control); collect what is plotted each time. One round trip per sequence.
-_EVERY_HEAD = """([i, text, layers, heads]) => {
+#: On this many of the held-out sequences the reader's path is walked: choose every layer and
+#: head in turn (an input or change event per control) and read what is plotted each time. On
+#: every sequence the page's forward pass itself is read: its logits and every layer's and head's
+#: weights (``lastWeights``, what the figure plots from), with one redraw per sequence.
+PLOTTED_SEQUENCES = 3
+_EVERY_HEAD = """([i, text, layers, heads, walk]) => {
   const ex = CourseAttention.explorers[i], c = ex.controls;
   c.tokens.input.value = text; c.tokens.input.dispatchEvent(new Event('input'));
   const out = {message: ex.message.hidden ? '' : ex.message.textContent,
-               logits: ex.lastLogits, predictions: ex.lastPredictions, z: []};
-  for (let l = 0; l < layers; l++) {
+               logits: ex.lastLogits, predictions: ex.lastPredictions,
+               weights: ex.lastWeights.flat(), z: [], y: ex.figure.data[0].y};
+  for (let l = 0; walk && l < layers; l++) {
     c.layer.input.selectedIndex = c.layer.spec.options.findIndex(o => o.value === l);
     c.layer.input.dispatchEvent(new Event('change'));
     for (let h = 0; h < heads; h++) {
@@ -62,9 +66,11 @@ def _model(page, i, root) -> torch.nn.Module:
 
 
 def check(page, i, root=None, n: int = N_SEQUENCES) -> int:
-    """On ≥ 50 held-out sequences with a repeat, every layer and head the page can show: the
-    plotted weights and the page's logits equal torch's (float32) to 1e-4, and the next-token
-    arg-max is the same at every position; bad input gets a message. Returns values compared."""
+    """On ``n`` (≥ 50 on the site) held-out sequences with a repeat: the page's logits and its
+    weights for every layer and head equal torch's (float32) to 1e-4, and the next-token arg-max
+    is the same at every position; on the first ``PLOTTED_SEQUENCES`` the reader's path too:
+    each layer and head chosen in turn plots torch's weights. Bad input gets a message.
+    Returns the number of values compared."""
     model = _model(page, i, root)
     config = model.config
     wide = _model(page, i, root).double()
@@ -75,16 +81,18 @@ def check(page, i, root=None, n: int = N_SEQUENCES) -> int:
     compared = 0
     for b, row in enumerate(data.tokens):
         text = live.tokens_text(row)
-        shown = page.evaluate(_EVERY_HEAD, [i, text, config.n_layers, config.n_heads])
+        walk = b < PLOTTED_SEQUENCES
+        shown = page.evaluate(_EVERY_HEAD, [i, text, config.n_layers, config.n_heads, walk])
         assert shown["message"] == "" and controls(page, i)["tokens"] == text
         np.testing.assert_allclose(shown["logits"], logits[b].numpy(), rtol=0, atol=1e-4)
         np.testing.assert_allclose(shown["logits"], logits64[b].numpy(), rtol=0, atol=1e-9)
         assert shown["predictions"] == logits[b].argmax(-1).tolist()  # the same greedy guesses
         expected = weights[:, b].reshape(-1, *weights.shape[-2:])  # (layers · heads, seq, seq)
-        np.testing.assert_allclose(shown["z"], expected.numpy(), rtol=0, atol=1e-4)
-        np.testing.assert_allclose(
-            shown["z"], weights64[:, b].reshape(expected.shape).numpy(), rtol=0, atol=1e-9
-        )  # float64 torch, the same float32 weights
+        for seen in [shown["weights"]] + ([shown["z"]] if walk else []):
+            np.testing.assert_allclose(seen, expected.numpy(), rtol=0, atol=1e-4)
+            np.testing.assert_allclose(
+                seen, weights64[:, b].reshape(expected.shape).numpy(), rtol=0, atol=1e-9
+            )  # float64 torch, the same float32 weights
         assert shown["y"] == ind.position_labels(row)
         compared += logits[b].numel() + expected.numel()
     short = data.tokens[0, :7]  # a shorter sequence than the model's context

@@ -105,18 +105,3 @@ def test_page_draws_its_figures_and_sliders_change_data(site, path):
 def test_plotly_js_is_served_once_from_the_site():
     assert (SITE / "_static" / "plotly.min.js").stat().st_size > 1_000_000
     assert (SITE / "_static" / "mathjax" / "tex-mml-chtml.js").exists()
-
-
-def test_every_page_reads_on_a_375_px_phone_screen_without_sideways_scrolling(site):
-    base, chromium = site
-    page = chromium.new_page(viewport={"width": 375, "height": 800})
-    for path in pages():
-        page.goto(base + path, wait_until="load")
-        page.wait_for_load_state("networkidle")
-        if path.endswith("02_scaled_dot_product.html"):
-            page.screenshot(path=str(SITE.parent / "narrow-375px.png"))
-        overflow = page.evaluate(
-            "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
-        )
-        assert overflow <= 0, f"{path} scrolls sideways by {overflow} px at 375 px"
-    page.close()

@@ -3,8 +3,6 @@ buttons in the reader's language, and an accessibility audit (axe-core) of the b
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from _explorers import open_page, set_control, spec, standalone, wait_live
@@ -177,43 +175,24 @@ def test_references_are_linked_and_sorted_by_author():
     assert sum(linked) == len(entries) - len(_ADDRESS_UNKNOWN), labels
 
 
-# ---- accessibility: axe-core (WCAG 2.x A and AA) on every page, English and Chinese --------
+# ---- accessibility: axe-core (WCAG 2.x A and AA) -----------------------------------------
+# Every page of both books is audited where test_figure_text loads it at 1280 px (one load per
+# page and width); here, that the audit finds what it must.
 
-AXE = Path(__file__).resolve().parent.parent / "_vendor" / "axe.min.js"
-_AXE_RUN = """() => axe.run(document, {runOnly: {type: 'tag',
-    values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa']}, resultTypes: ['violations']})
-  .then(r => r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
-        nodes: v.nodes.map(n => n.target.join(' ')).slice(0, 5)})))"""
+def test_the_accessibility_audit_finds_a_serious_violation(tmp_path):
+    from _site import axe_violations, browser, serve
 
-
-def axe_violations(chromium, url: str, width: int = 1280) -> list[dict]:
-    """axe-core's violations of WCAG 2.x A/AA on the page at ``url`` (after its scripts ran)."""
-    page = chromium.new_page(viewport={"width": width, "height": 900})
-    page.goto(url, wait_until="load")
-    page.wait_for_timeout(300)
-    page.add_script_tag(path=str(AXE))
-    found = page.evaluate(_AXE_RUN)
-    page.close()
-    return found
-
-
-@pytest.mark.parametrize("lang", ["en", "zh"])  # two halves, for xdist's two workers
-def test_no_critical_or_serious_accessibility_violations(lang):
-    from _site import browser, pages, serve
-
-    assert AXE.exists(), f"{AXE} is missing: `make _vendor/axe.min.js` (npm pack axe-core)"
-    site = _site()
-    urls = pages() if lang == "en" else [f"zh/{p}" for p in pages()]
-    bad = {}
-    with serve(site) as base, browser() as chromium:
-        for path in urls:
-            if not (site / path).exists():
-                continue
-            found = [v for v in axe_violations(chromium, base + path)
-                     if v["impact"] in ("critical", "serious")]
-            if found:
-                bad[path] = found
-    assert not bad, bad
+    (tmp_path / "index.html").write_text(
+        '<!doctype html><html lang="en"><head><title>t</title></head><body><main>'
+        '<p style="color:#999;background:#aaa">grey on grey</p><button></button>'
+        '<img src="x.png"></main></body></html>')
+    with serve(tmp_path) as base, browser() as chromium:
+        page = chromium.new_page()
+        page.goto(base + "index.html", wait_until="load")
+        found = {v["id"]: v["impact"] for v in axe_violations(page)}
+        page.close()
+    assert found == {"color-contrast": "serious", "button-name": "critical",
+                     "image-alt": "critical"}, found
 
 
 #: The Contents entry the reader is at (the last heading above 30 % of the window; the last
@@ -232,6 +211,15 @@ _CONTENTS_JS = """() => { const links=[...document.querySelectorAll('#pst-page-t
           end: innerHeight + scrollY >= document.documentElement.scrollHeight - 2}; }"""
 
 
+#: Resolves once the page has stopped scrolling (the same scrollY for 90 ms) and three frames
+#: have been drawn since: a busy computer draws the wheel's smooth scroll late.
+_SCROLL_ENDED = """() => new Promise(done => { let y = -1, same = 0;
+  const frames = n => n ? requestAnimationFrame(() => frames(n - 1)) : done();
+  (function tick() { if (scrollY === y) { if (++same >= 3) return frames(3); }
+                     else { same = 0; y = scrollY; }
+                     setTimeout(tick, 30); })(); })"""
+
+
 @pytest.mark.parametrize("path", ["chapters/00_toolbox.html",
                                   "chapters/11_efficient_attention.html"])
 def test_contents_highlight_follows_the_reading(path):
@@ -246,7 +234,7 @@ def test_contents_highlight_follows_the_reading(path):
         lit = set()
         for _ in range(300):
             page.mouse.wheel(0, 400)
-            page.wait_for_timeout(80)
+            page.evaluate(_SCROLL_ENDED)  # the page lights the entry two frames after it
             state = page.evaluate(_CONTENTS_JS)
             if state["at"] is not None:
                 assert state["lit"] == [state["at"]], state

@@ -221,8 +221,6 @@ def test_a_reopened_notebook_shows_the_saved_figure_in_jupyterlab(tmp_path):
     import nbformat
     from nbclient import NotebookClient
 
-    from _site import CHROMIUM, CHROMIUM_ARGS
-
     lab = Path(__file__).resolve().parents[1] / ".venv-lab" / "bin" / "jupyter"
     if not lab.exists():
         pytest.fail("no JupyterLab in .venv-lab: run `make lab-check` (it installs it)")
@@ -255,10 +253,9 @@ def test_a_reopened_notebook_shows_the_saved_figure_in_jupyterlab(tmp_path):
                 break
             except OSError:
                 time.sleep(0.5)
-        from playwright.sync_api import sync_playwright
+        from _site import browser as chromium
 
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        with chromium() as browser:
             page = browser.new_page(viewport={"width": 1200, "height": 1000})
             page.goto(f"http://127.0.0.1:{port}/lab/tree/saved.ipynb?token=t")
             page.wait_for_function(
