@@ -209,15 +209,6 @@ def open_measured(chromium, url: str, width: int, expected: int) -> object:
     return page
 
 
-def measure(chromium, url: str, width: int, expected: int) -> list[dict]:
-    """Every figure's drawn and held texts (``TEXTS_JS``) on the page at ``url``."""
-    page = open_measured(chromium, url, width, expected)
-    try:
-        return page.evaluate(TEXTS_JS)
-    finally:
-        page.close()
-
-
 def _figure_calls(path: Path) -> list[list[str]]:
     """The text each figure of a page holds (titles, names, annotations, tick labels)."""
     calls = re.findall(r"Plotly\.newPlot\((.*?)\)\s*\}", path.read_text(encoding="utf-8"), re.S)
