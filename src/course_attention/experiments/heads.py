@@ -141,7 +141,9 @@ def time_loop_and_batched_heads(
     teaching copy (one head at a time); the batched version is
     :func:`course_attention.numpy_ref.multi_head_attention`. Inputs are seeded random
     ``X`` ``(batch, seq, d_model)`` and projections ``(d_model, d_model)``; the two outputs
-    ``(batch, seq, d_model)`` must agree (to 1e-9) before anything is timed.
+    ``(batch, seq, d_model)`` must agree (to 1e-9) before anything is timed. Time is this
+    process's CPU time (``time.process_time``), so other programs sharing the cores do not
+    stretch one call more than the other.
 
     Returns:
         ``(loop_seconds, batched_seconds)``: the fastest of ``repeat`` calls of each.
@@ -172,7 +174,7 @@ def time_loop_and_batched_heads(
     best = [math.inf, math.inf]
     for _ in range(repeat):
         for i, fn in enumerate((loop, batched)):
-            start = time.perf_counter()
+            start = time.process_time()
             fn()
-            best[i] = min(best[i], time.perf_counter() - start)
+            best[i] = min(best[i], time.process_time() - start)
     return best[0], best[1]
