@@ -1,6 +1,6 @@
 """Every reader notebook, opened and run in a real JupyterLab, driven in headless Chromium.
 
-`make lab-check` runs this (marker ``lab``): JupyterLab comes from ``.venv-lab`` (as for ``make
+`make lab-check` runs this (marker ``lab``, three xdist workers): JupyterLab comes from ``.venv-lab`` (as for ``make
 lab``), serves a copy of ``notebooks/`` and runs each notebook with *Run All Cells*. On the
 rendered page the test asserts: no raw MyST; every glued value the reader edition writes in,
 shown in the text; every cell ran without an error; every explorer shows the website's controls and
@@ -58,7 +58,7 @@ def lab(tmp_path_factory):
     (settings / "apputils-extension" / "notification.jupyterlab-settings").write_text(
         json.dumps({"fetchNews": "false", "checkForUpdates": False}))
     port, token = _free_port(), "course-attention-lab-check"
-    # two workers share the cores: each kernel computes on one thread (torch, OpenBLAS)
+    # the workers share the cores: each kernel computes on one thread (torch, OpenBLAS)
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(base / "config"),
            "JUPYTER_RUNTIME_DIR": str(base / "runtime"), "JUPYTER_DATA_DIR": str(base / "data"),
            "OMP_NUM_THREADS": "1"}
