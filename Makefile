@@ -25,7 +25,7 @@ ZH_BUILD = $(BIN)/python -m course_book.i18n.edition $(if $(2),,&& rm -rf zh/_bu
 	&& $(BIN)/jupyter-book build zh --builder html $(1) && rm -rf _build/html/zh \
 	&& cp -r zh/_build/html _build/html/zh
 
-.PHONY: book test lab serve install plotly-js lint unit notebooks notebook-check strict-build browser chromium colab-check other-kernels drift-claims drift claims kernels-then-claims lab-check clean catalogues chapter chapter-here chapter-elsewhere
+.PHONY: book test lab serve install plotly-js lint unit notebooks notebook-check strict-build browser notebooks-and-browser chromium colab-check other-kernels drift-claims drift claims kernels-then-claims lab-check clean catalogues chapter chapter-here chapter-elsewhere
 
 book: install
 	rm -rf _build/html _build/jupyter_execute _build/.doctrees
@@ -46,7 +46,7 @@ test:
 	  $(COLAB_VENV)/.installed $(LAB_VENV)/.installed
 	$(MAKE) --no-print-directory lint unit
 	$(MAKE) --no-print-directory -j2 --output-sync=target strict-build kernels-then-claims
-	$(MAKE) --no-print-directory drift notebook-check browser lab-check
+	$(MAKE) --no-print-directory drift notebooks-and-browser lab-check
 	@echo "make test: all checks passed."
 	@sed -n '/^Drift of the glued values/,/^written/p' _build/colab-check.log
 
@@ -187,6 +187,10 @@ $(AXE):
 
 browser: install chromium $(AXE)
 	$(BIN)/pytest -q -x -n 2 --dist load --maxschedchunk 1 -m browser
+
+# make test: the notebook and browser checks in one pytest run (one start of its workers)
+notebooks-and-browser: install chromium $(AXE)
+	$(BIN)/pytest -q -x -n 2 --dist load --maxschedchunk 1 -m "notebooks or browser"
 
 # JupyterLab lives in its own environment: its server's dependencies slow the book's execution.
 LAB_VENV := .venv-lab

@@ -27,6 +27,8 @@ import re
 from pathlib import Path
 
 import pytest
+from test_site import check_english_page
+from test_site_zh import check_chinese_page
 
 from _site import SITE, axe_violations, browser, pages, serve, wait_for_figures
 
@@ -197,16 +199,24 @@ def site():
         yield base, chromium
 
 
-def open_measured(chromium, url: str, width: int, expected: int) -> object:
+def open_measured(chromium, url: str, width: int, expected: int) -> tuple[object, list, list]:
     """The page at ``url``, ``width`` px wide, once its ``expected`` figures are drawn, its fonts
-    loaded and a frame painted (the caller closes it)."""
+    loaded and a frame painted (the caller closes it); with the requests that left the site and
+    the console errors, collected from the start."""
     page = chromium.new_page(viewport={"width": width, "height": 900})
-    page.goto(url, wait_until="load")
+    base = url.split("/")[:3]
+    outside: list[str] = []
+    errors: list[str] = []
+    page.on("request", lambda r: None if r.url.split("/")[:3] == base else outside.append(r.url))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    response = page.goto(url, wait_until="load")
+    assert response is not None and response.ok, f"{url}: HTTP {response and response.status}"
     page.wait_for_load_state("networkidle")
     wait_for_figures(page, expected)
     page.evaluate("() => document.fonts.ready")
     page.evaluate("() => new Promise(r => requestAnimationFrame(() => setTimeout(r, 50)))")
-    return page
+    return page, outside, errors
 
 
 def _figure_calls(path: Path) -> list[list[str]]:
@@ -224,7 +234,8 @@ def _chinese_figures_differ(path: str) -> bool:
     return zh.exists() and _figure_calls(zh) != _figure_calls(SITE / path)
 
 
-CHAPTERS = [p for p in pages() if p.startswith("chapters/")]
+#: Every page of the table of contents (all under chapters/): each is loaded at both widths.
+CHAPTERS = pages()
 #: (page, width): every English page at both widths; a Chinese page at both where it draws
 #: figures of its own, else at 1280 px only (for the audit: its figures are checked in English).
 CASES = [(p, w) for p in CHAPTERS for w in WIDTHS]
@@ -235,12 +246,13 @@ OVERFLOW_JS = "() => document.documentElement.scrollWidth - document.documentEle
 
 @pytest.mark.parametrize(("path", "width"), CASES, ids=[f"{p}-{w}" for p, w in CASES])
 def test_every_figure_draws_its_text_apart_inside_and_as_held(site, path, width):
-    """Also, on the same load: no sideways scrolling at 375 px, no critical or serious axe-core
-    violation at 1280 px."""
+    """Also, on the same load: no sideways scrolling at 375 px; at 1280 px no critical or
+    serious axe-core violation, then the page checks of test_site (English) or test_site_zh
+    (Chinese), which move sliders, so they come last."""
     base, chromium = site
     figures_of_its_own = path in CHAPTERS or _chinese_figures_differ(path.removeprefix("zh/"))
     expected = (SITE / path).read_text().count('class="plotly-graph-div"')
-    page = open_measured(chromium, base + path, width, expected)
+    page, outside, errors = open_measured(chromium, base + path, width, expected)
     try:
         figures = page.evaluate(TEXTS_JS) if figures_of_its_own else []
         overflow = page.evaluate(OVERFLOW_JS)
@@ -248,8 +260,16 @@ def test_every_figure_draws_its_text_apart_inside_and_as_held(site, path, width)
             page.screenshot(path=str(SITE.parent / "narrow-375px.png"))
         serious = [v for v in (axe_violations(page) if width == 1280 else [])
                    if v["impact"] in ("critical", "serious")]
+        _check_text(path, width, figures, overflow, serious, figures_of_its_own, expected)
+        if width == 1280 and path.startswith("zh/"):
+            check_chinese_page(page, path.removeprefix("zh/"), outside, errors)
+        elif width == 1280:
+            check_english_page(page, path, outside, errors)
     finally:
         page.close()
+
+
+def _check_text(path, width, figures, overflow, serious, figures_of_its_own, expected) -> None:
     assert not serious, f"{path}: axe-core finds {serious}"
     if width == 375:
         assert overflow <= 0, f"{path} scrolls sideways by {overflow} px at 375 px"

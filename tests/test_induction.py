@@ -321,8 +321,8 @@ def test_the_chapters_claims_hold_on_seeds_1_and_2(seed):
 
 
 def test_check_claims_fails_on_an_untrained_model():
-    run = ind.train_induction(steps=300, every=10, even_after=None, progress=False)
-    control = ind.train_induction(ind.RepeatConfig(n_layers=1), steps=300, progress=False)
+    run = ind.train_induction(steps=120, every=10, even_after=None, progress=False)
+    control = ind.train_induction(ind.RepeatConfig(n_layers=1), steps=120, progress=False)
     with pytest.raises(AssertionError, match="chapter 9 claims fail"):
         claims.check_claims(claims.analyse(run, control))
 

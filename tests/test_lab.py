@@ -1,11 +1,11 @@
 """Every reader notebook, opened and run in a real JupyterLab, driven in headless Chromium.
 
-`make lab-check` runs this (marker ``lab``, three xdist workers): JupyterLab comes from ``.venv-lab`` (as for ``make
-lab``), serves a copy of ``notebooks/`` and runs each notebook with *Run All Cells*. On the
-rendered page the test asserts: no raw MyST; every glued value the reader edition writes in,
-shown in the text; every cell ran without an error; every explorer shows the website's controls and
-redraws when they move. It writes what it saw to ``_build/lab-checks.json`` (one file per
-xdist worker: ``lab-checks-gw0.json`` …).
+`make lab-check` runs this (marker ``lab``, three xdist workers): JupyterLab comes from
+``.venv-lab`` (as for ``make lab``), serves a copy of ``notebooks/`` and runs each notebook with
+*Run All Cells*. On the rendered page the test asserts: no raw MyST; every glued value the reader
+edition writes in, shown in the text; every cell ran without an error; every explorer shows the
+website's controls and redraws when they move. It writes what it saw to ``_build/lab-checks.json``
+(one file per xdist worker: ``lab-checks-gw0.json`` …).
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """Browser check of the built site: figures draw, sliders change data, nothing leaves 127.0.0.1.
 
-Needs ``_build/html`` (``make strict-build``) and Debian's chromium; ``make test`` provides both.
+``check_english_page`` runs on every page where ``test_figure_text`` loads it at 1280 px (one
+load per page and width serves both). Needs ``_build/html`` (``make strict-build``) and Debian's
+chromium; ``make test`` provides both.
 """
 
 from __future__ import annotations
@@ -13,33 +15,10 @@ from _site import (
     KNOWN_CONSOLE_ERRORS,
     SITE,
     assert_shows_nothing_meant_for_a_notebook,
-    browser,
-    pages,
-    serve,
     wait_for_figures,
 )
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def site():
-    assert (SITE / "index.html").exists(), "build the book first: make strict-build"
-    with serve() as base, browser() as chromium:
-        yield base, chromium
-
-
-def _open(site, path):
-    base, chromium = site
-    page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    outside, errors = [], []
-    page.on("request", lambda r: None if r.url.startswith(base) else outside.append(r.url))
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    response = page.goto(base + path, wait_until="load")
-    page.wait_for_load_state("networkidle")
-    assert response is not None and response.ok, f"{path}: HTTP {response and response.status}"
-    return page, outside, errors
 
 
 def _slug() -> str:
@@ -60,9 +39,11 @@ def _move_slider(page, index):
     rail.click(position={"x": x, "y": box["height"] / 2})
 
 
-@pytest.mark.parametrize("path", pages())
-def test_page_draws_its_figures_and_sliders_change_data(site, path):
-    page, outside, errors = _open(site, path)
+def check_english_page(page, path: str, outside: list[str], errors: list[str]) -> None:
+    """A loaded English page (1280 px): every figure drew and has a text alternative, each
+    figure's slider changes its data, nothing meant for a notebook shows, the reader editions
+    are linked, MathJax typeset, no request left the site, no console error. Moves sliders:
+    call it after any check that reads the page as loaded."""
     html = (SITE / path).read_text()
     expected = html.count('class="plotly-graph-div"')
     wait_for_figures(page, expected)
@@ -99,7 +80,6 @@ def test_page_draws_its_figures_and_sliders_change_data(site, path):
     assert not outside, f"{path}: requests left the site: {outside}"
     unexpected = [e for e in errors if not any(k in e for k in KNOWN_CONSOLE_ERRORS)]
     assert not unexpected, f"{path}: console errors: {unexpected}"
-    page.close()
 
 
 def test_plotly_js_is_served_once_from_the_site():

@@ -1,7 +1,8 @@
 """The Chinese site (中文版) under ``_build/html/zh/``, built by ``make strict-build``.
 
 Every page is Chinese prose, draws its figures, stays on the site, and links to its English
-counterpart (and back); search finds Chinese words.
+counterpart (and back); search finds Chinese words. ``check_chinese_page`` runs on every page
+where ``test_figure_text`` loads it at 1280 px.
 """
 
 from __future__ import annotations
@@ -16,10 +17,7 @@ from _site import (
     KNOWN_CONSOLE_ERRORS,
     SITE,
     assert_shows_nothing_meant_for_a_notebook,
-    browser,
     pages,
-    serve,
-    wait_for_figures,
 )
 from i18n_checks import english_runs
 
@@ -53,13 +51,6 @@ WORDS_JS = """() => {
 }"""
 
 
-@pytest.fixture(scope="module")
-def site():
-    assert (ZH / "index.html").exists(), "build the book first: make strict-build"
-    with serve(SITE) as url, browser() as chromium:
-        yield url, chromium
-
-
 def _switch(html: str) -> str:
     m = re.search(r'<p class="language-switch"><a href="([^"]+)"', html)
     assert m, "no language switch on the page"
@@ -74,19 +65,12 @@ def test_each_page_links_to_its_counterpart_both_ways(path: str) -> None:
     assert (chinese.parent / to_en).resolve() == english.resolve()
 
 
-@pytest.mark.parametrize("path", pages())
-def test_chinese_page_reads_in_chinese_and_draws_its_figures(site, path: str) -> None:
-    url, chromium = site
-    page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    outside: list[str] = []
-    errors: list[str] = []
-    page.on("request", lambda r: None if r.url.startswith(url) or r.url.startswith("data:")
-            else outside.append(r.url))
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.goto(url + "zh/" + path)
-    html = (ZH / path).read_text()
+def check_chinese_page(page, path: str, outside: list[str], errors: list[str]) -> None:
+    """A loaded Chinese page ``zh/<path>`` (1280 px, figures drawn): its language is zh-CN, its
+    figures drew, its prose and the words its figures and explorers draw are Chinese, nothing
+    meant for a notebook shows, no request left the site (``data:`` URLs aside), no console
+    error."""
     assert page.evaluate("document.documentElement.lang") == "zh-CN"
-    wait_for_figures(page, html.count('class="plotly-graph-div"'))
     for fig in page.evaluate(FIGURES_JS):
         assert fig["drawn"] and fig["traces"] > 0, f"{path}: figure {fig['id']} is empty"
     assert_shows_nothing_meant_for_a_notebook(page, path)
@@ -107,12 +91,12 @@ def test_chinese_page_reads_in_chinese_and_draws_its_figures(site, path: str) ->
     drawn = page.evaluate(WORDS_JS)
     english = [(where, t) for where, t in drawn if english_runs(t)]
     assert not english, f"{path}: English words drawn: {english[:6]}"
+    outside = [u for u in outside if not u.startswith("data:")]
     assert not outside, f"{path}: requests left the site: {outside}"
     unexpected = [e for e in errors if not any(k in e for k in KNOWN_CONSOLE_ERRORS)]
     assert not unexpected, f"{path}: console errors: {unexpected}"
     if path == "chapters/00_welcome.html":
         page.screenshot(path=str(SITE.parent / "zh-welcome-1280px.png"))
-    page.close()
 
 
 @pytest.mark.parametrize("path", [p for p in pages() if p.startswith("chapters/0")
