@@ -295,3 +295,23 @@ def test_code_a_chapter_attributes_to_another_chapter_is_shown_there(path):
         if target is None or not re.search(rf"\b{re.escape(name)}\b", _shown_code(target))
     ]
     assert not untrue, f"{path.name}: " + "; ".join(untrue)
+
+
+def _heading_words(markdown: str) -> list[str]:
+    """Each heading of a page, less its code spans and math (where an underscore is drawn)."""
+    text = re.sub(r"^(```+|~~~+).*?^\1\s*$", "", markdown, flags=re.MULTILINE | re.DOTALL)
+    return [re.sub(r"(`+)[^`\n]+?\1|\$[^$\n]+\$", " ", line)
+            for line in text.splitlines() if re.match(r"#{1,6} ", line)]
+
+
+def test_a_heading_check_finds_a_raw_underscore():
+    assert "_" in "".join(_heading_words("## Why √d_k? The scale\n"))
+    assert "_" not in "".join(_heading_words("## Why √dₖ, `d_k` and $d_k$?\n```\n# a_b\n```"))
+
+
+@pytest.mark.parametrize("path", PAGES, ids=lambda p: p.stem)
+def test_no_heading_shows_a_raw_underscore(path):
+    """A heading is the page's title, its entry in the sidebar and the text of every link to it;
+    "√d_k" there showed its underscore (issue 25): write dₖ, code in backticks, or math."""
+    raw = [h for h in _heading_words(_markdown(path)) if "_" in h]
+    assert not raw, f"{path.name}: headings with a raw underscore: {raw}"

@@ -107,7 +107,7 @@ def test_a_few_messages_read_right_in_chinese():
             "✗ 矩阵形式的缩放点积注意力：第 1 个测试用例（共 5 个）：数值不同："
         )
         assert first.endswith(
-            "\n  可能的错误：没有缩放：分数 Q Kᵀ 没有除以 √d_k。"
+            "\n  可能的错误：没有缩放：分数 Q Kᵀ 没有除以 √dₖ。"
             '\n  卡住了？运行 ex.hint("scaled-dot-product-1") 获取提示。'
         )
         crashed = ex.evaluate("soft-lookup-2", _crash, core.WHAT_FAILED)[1]

@@ -55,7 +55,7 @@ __all__ = [
 #: chapter's title; the tests check every page and title against the chapter itself.
 CHAPTERS: dict[str, tuple[str, str]] = {
     "ch-scaled-dot-product": ("chapters/02_scaled_dot_product",
-                              N_("Scores, softmax and the √d_k scale")),
+                              N_("Scores, softmax and the √dₖ scale")),
     "ch-masking": ("chapters/04_masking", N_("Masking: what a token may see")),
     "ch-multi-head": ("chapters/05_multi_head", N_("Multi-head attention")),
     "ch-transformer-block": ("chapters/06_transformer_block", N_("The Transformer block")),

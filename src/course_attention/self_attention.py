@@ -15,7 +15,7 @@ __all__ = ["SelfAttention"]
 
 
 class SelfAttention(torch.nn.Module):
-    """Self-attention: ``softmax(Q Kᵀ / √d_k) V`` with ``Q, K, V = X W_q, X W_k, X W_v``.
+    """Self-attention: ``softmax(Q Kᵀ / √dₖ) V`` with ``Q, K, V = X W_q, X W_k, X W_v``.
 
     Introduced in chapter 3. ``X`` is ``(..., seq, d_model)``; the projections map it to queries
     and keys of width ``d_k`` and values of width ``d_v`` (default ``d_k``).

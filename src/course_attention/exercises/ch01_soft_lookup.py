@@ -81,7 +81,7 @@ def _ref_softmax(x: np.ndarray) -> np.ndarray:
 
 SOFT_LOOKUP_MISTAKES = (
     Mistake(
-        N_("the scores divided by √d_k — chapter 2's scaled attention; this chapter's look-up is "
+        N_("the scores divided by √dₖ — chapter 2's scaled attention; this chapter's look-up is "
            "unscaled"),
         lambda q, K, V: _ref_softmax(K @ q / np.sqrt(q.shape[-1])) @ V,
     ),

@@ -49,15 +49,15 @@ def _swap(K: np.ndarray) -> np.ndarray:
 
 ATTENTION_MISTAKES = (
     Mistake(
-        N_("no scaling: the scores Q Kᵀ were not divided by √d_k"),
+        N_("no scaling: the scores Q Kᵀ were not divided by √dₖ"),
         lambda Q, K, V: _attend(Q, _swap(K), V, 1.0),
     ),
     Mistake(
-        N_("the scores divided by d_k instead of √d_k (the softmax comes out too flat)"),
+        N_("the scores divided by d_k instead of √dₖ (the softmax comes out too flat)"),
         lambda Q, K, V: _attend(Q, _swap(K), V, Q.shape[-1]),
     ),
     Mistake(
-        N_("the scores divided by √d_v, the width of V (`V.shape[-1]`), instead of √d_k "
+        N_("the scores divided by √d_v, the width of V (`V.shape[-1]`), instead of √dₖ "
            "(`Q.shape[-1]`)"),
         lambda Q, K, V: _attend(Q, _swap(K), V, np.sqrt(V.shape[-1])),
     ),
@@ -154,7 +154,7 @@ VARIANCE_MISTAKES = (
         lambda d_k, std_q, std_k: std_q**2 * std_k**2,
     ),
     Mistake(
-        N_("the standard deviation √d_k · std_q · std_k instead of the variance (its square)"),
+        N_("the standard deviation √dₖ · std_q · std_k instead of the variance (its square)"),
         lambda d_k, std_q, std_k: np.sqrt(d_k) * std_q * std_k,
     ),
     Mistake(
@@ -270,7 +270,7 @@ register(
             "`K.T` reverses every axis of a batched array: swap only the last two."
         ),
         nudge=N_(
-            "it is chapter 1's look-up for many queries at once, with the scores divided by √d_k, "
+            "it is chapter 1's look-up for many queries at once, with the scores divided by √dₖ, "
             "and it must work with any leading batch axes: which axes of K does the product need "
             "swapped?"
         ),

@@ -67,17 +67,17 @@ def _attend(
 SELF_ATTENTION_MISTAKES = (
     Mistake(
         N_(
-            "the scores divided by √d_model (the width of X) instead of √d_k (the width of the "
+            "the scores divided by √d_model (the width of X) instead of √dₖ (the width of the "
             "keys, W_k.shape[1])"
         ),
         lambda X, W_q, W_k, W_v: _attend(X, W_q, W_k, W_v, X.shape[-1] ** -0.5),
     ),
     Mistake(
-        N_("the scores divided by d_k instead of √d_k"),
+        N_("the scores divided by d_k instead of √dₖ"),
         lambda X, W_q, W_k, W_v: _attend(X, W_q, W_k, W_v, 1.0 / W_k.shape[-1]),
     ),
     Mistake(
-        N_("the scores not scaled at all (no division by √d_k)"),
+        N_("the scores not scaled at all (no division by √dₖ)"),
         lambda X, W_q, W_k, W_v: _attend(X, W_q, W_k, W_v, 1.0),
     ),
     Mistake(
@@ -172,7 +172,7 @@ register(
         mistakes=SELF_ATTENTION_MISTAKES,
         hint=N_(
             "project first: Q = X @ W_q, K = X @ W_k, V = X @ W_v (shapes (seq, d_k), (seq, d_k), "
-            "(seq, d_v)); then softmax(Q Kᵀ / √d_k) V with d_k = W_k.shape[1], the width of the "
+            "(seq, d_v)); then softmax(Q Kᵀ / √dₖ) V with d_k = W_k.shape[1], the width of the "
             "keys — not d_model, the width of X."
         ),
         nudge=N_(

@@ -214,7 +214,7 @@ CACHED_STEP_MISTAKES = (
         ),
         _prepended,
     ),
-    Mistake(N_("the scores were not divided by √d_k"), _unscaled),
+    Mistake(N_("the scores were not divided by √dₖ"), _unscaled),
     Mistake(
         N_("the weights were applied to the keys instead of the values"),
         _keys_as_values,

@@ -1,7 +1,7 @@
 """Small measurements that explain the design of attention, vectorised and seeded.
 
 Introduced in chapter 2. One module per question: ``experiments.scaling`` (chapter 2: why
-√d_k), ``experiments.recurrence`` (chapter 3: recurrence versus self-attention),
+√dₖ), ``experiments.recurrence`` (chapter 3: recurrence versus self-attention),
 ``experiments.heads`` (chapter 5: the shapes and cost of multi-head attention),
 ``deep_stacks`` (chapter 6: deep stacks at initialisation) and ``experiments.encoder_decoder``
 (chapter 7: what two trained encoder–decoders learned, asserted for any seed). Every name is

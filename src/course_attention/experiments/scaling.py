@@ -1,4 +1,4 @@
-"""Chapter 2's measurements: why the scores are divided by √d_k (variance, saturation, gradients).
+"""Chapter 2's measurements: why the scores are divided by √dₖ (variance, saturation, gradients).
 
 Every function draws queries and keys with independent standard-normal entries, so the numbers
 are reproducible from ``seed`` and fast enough to run while a chapter executes.
@@ -55,7 +55,7 @@ def dot_product_variance(
         d_ks: widths ``(n_widths,)``.
         n_samples: pairs ``(q, k)`` drawn per width.
         exponent: 0 leaves the dot product unscaled (variance ≈ ``d_k``); 0.5 divides it by
-            √d_k (variance ≈ 1); 1 divides by ``d_k`` (variance ≈ ``1 / d_k``).
+            √dₖ (variance ≈ 1); 1 divides by ``d_k`` (variance ≈ ``1 / d_k``).
         seed: seeds the draws; the same seed gives the same pairs for every ``exponent``.
 
     Returns:
@@ -104,12 +104,12 @@ def scaling_statistics(
 
     Introduced in chapter 2. For every width, ``n_samples`` queries ``(n_samples, d_k)`` each
     score ``seq_k`` keys ``(n_samples, seq_k, d_k)``; the scores are multiplied by
-    ``d_k ** -exponent`` (0 = unscaled, 0.5 = the Transformer's 1/√d_k, 1 = divided by ``d_k``).
+    ``d_k ** -exponent`` (0 = unscaled, 0.5 = the Transformer's 1/√dₖ, 1 = divided by ``d_k``).
     The same seed draws the same queries and keys for every ``exponent``, so runs compare paired.
 
     The gradient fields measure ``∂L/∂q`` of ``L = sum(softmax(K q · scale) V)`` with values of
     width ``d_v = d_k`` (:func:`query_gradient`), summarised per query by its per-entry size
-    ``‖∂L/∂q‖ / √d_k``. ``L`` depends on ``V`` only through its row sums ``V·1``, each normal with
+    ``‖∂L/∂q‖ / √dₖ``. ``L`` depends on ``V`` only through its row sums ``V·1``, each normal with
     variance ``d_v``: those are drawn directly, which saves drawing ``V`` itself.
 
     Returns:

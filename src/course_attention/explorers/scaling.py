@@ -1,6 +1,6 @@
 """Chapter 2's live explorer (kind ``scaling``): random numbers the page and Python share.
 
-The explorer shows one query's weights over eight keys as the width ``d_k`` grows, with the √d_k
+The explorer shows one query's weights over eight keys as the width ``d_k`` grows, with the √dₖ
 scale on or off, for a *draw* of random query and keys. numpy's generator cannot run in the
 browser, so the draws come from a small portable generator written twice, here and in
 ``scaling.js`` beside this module, with the same integer arithmetic:
@@ -49,8 +49,8 @@ N_DRAWS = 1000
 #: The label of the button that moves to the next draw, on the page and in JupyterLab.
 RESAMPLE = N_("new query and keys")
 #: The figure's title, scaled and not (``spec["text"]``: ``scaling.js`` fills them too).
-TITLE_SCALED = N_("softmax(q·k / √d_k), d_k = {d_k}, draw {draw}")
-TITLE_UNSCALED = N_("softmax(q·k), d_k = {d_k}, draw {draw}")
+TITLE_SCALED = N_("softmax(q·k / √dₖ), dₖ = {d_k}, draw {draw}")
+TITLE_UNSCALED = N_("softmax(q·k), dₖ = {d_k}, draw {draw}")
 #: The page's messages for a value out of range.
 BAD_D_K = N_("d_k must be a whole number from 1 to {max}.")
 BAD_DRAW = N_("The draw must be a whole number from 0 to {max}.")
@@ -107,7 +107,7 @@ def query_and_keys(
 
 
 def draw_weights(d_k: int, scaled: bool = True, draw: int = 0, seq_k: int = 8) -> np.ndarray:
-    """The explorer's weights ``(seq_k,)``: softmax of ``q·k`` (divided by √d_k when ``scaled``)
+    """The explorer's weights ``(seq_k,)``: softmax of ``q·k`` (divided by √dₖ when ``scaled``)
     over the first ``d_k`` features of draw ``draw`` (chapter 2)."""
     d_k = _check_int("d_k", d_k, 1, MAX_WIDTH)
     q, K = query_and_keys(draw, seq_k)
@@ -181,9 +181,9 @@ def buttons(controls: dict[str, Any]) -> dict[str, Any]:
 def scaling_explorer(
     d_k: int = 64, scaled: bool = True, draw: int = 0, seq_k: int = 8
 ) -> Explorer:
-    """Live explorer of one query's weights as ``d_k`` grows, with the √d_k scale on or off.
+    """Live explorer of one query's weights as ``d_k`` grows, with the √dₖ scale on or off.
 
-    Introduced in chapter 2. Controls: ``scaled`` (divide the scores by √d_k), ``d_k`` (every
+    Introduced in chapter 2. Controls: ``scaled`` (divide the scores by √dₖ), ``d_k`` (every
     integer 1 … 1024) with buttons that halve and double it, and ``draw`` (which random query
     and keys; a button moves to the next). Width ``d_k`` uses the first ``d_k`` features of the
     draw's query and keys, drawn by the portable generator the website's page runs too.
@@ -194,7 +194,7 @@ def scaling_explorer(
 
     check_arguments(d_k, scaled, draw, seq_k)
     controls = {  # the checkbox first: at d_k = 1 scaling changes nothing (√1 = 1)
-        "scaled": w.Checkbox(value=scaled, description=_("divide the scores by √d_k")),
+        "scaled": w.Checkbox(value=scaled, description=_("divide the scores by √dₖ")),
         "d_k": w.IntSlider(value=d_k, min=1, max=MAX_WIDTH, description="d_k"),
         "draw": w.IntSlider(value=draw, min=0, max=N_DRAWS - 1,
                             description=_("draw (random query and keys)")),

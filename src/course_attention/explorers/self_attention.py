@@ -3,7 +3,7 @@
 The reader picks the ending of "The animal didn't cross the street because it was too tired /
 wide", how much of the adjective the vector of "it" carries (``context``) and a query position;
 the page recomputes ``X``, then ``Q = X W_q``, ``K = X W_k``, ``V = X W_v`` and the query's row
-of ``softmax(Q Kᵀ / √d_k)``, in float64, as :func:`course_attention.numpy_ref.
+of ``softmax(Q Kᵀ / √dₖ)``, in float64, as :func:`course_attention.numpy_ref.
 scaled_dot_product_attention` does here.
 
 The page gets the token vectors *without* context (``context = 0``) and adds ``context`` times

@@ -60,7 +60,7 @@ def variance_figure(
     guides show ``variance = d_k`` and ``variance = 1``.
     """
     x = np.asarray(d_ks, dtype=float)
-    curves = {"q·k": unscaled, "q·k / √d_k": scaled}  # formulas: the same in every language
+    curves = {"q·k": unscaled, "q·k / √dₖ": scaled}  # formulas: the same in every language
     fig = go.Figure()
     for (name, y), color in zip(curves.items(), _RUN_COLORS, strict=False):
         y = np.asarray(y, dtype=float)
@@ -169,7 +169,7 @@ def gradient_spread_figure(runs: Mapping[str, Any], title: str | None = None) ->
             trace.line.dash = dash
             fig.add_trace(trace)
     _dk_axis(fig, stats.d_k.tolist())
-    fig.update_yaxes(type="log", title=_("‖∂L/∂q‖ / √d_k over queries"))
+    fig.update_yaxes(type="log", title=_("‖∂L/∂q‖ / √dₖ over queries"))
     return _layout(fig, title)
 
 
