@@ -308,3 +308,26 @@ def test_chinese_reader_notebooks_are_not_stale(tmp_path):
         != reader.comparable((READER_ZH / p.name).read_text(encoding="utf-8"))
     ]
     assert not stale, f"notebooks/zh/ is stale for {stale}: run `make notebooks` and commit"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("path", CHAPTERS, ids=IDS)
+def test_the_checker_is_explained_where_the_notebook_first_uses_it(path, lang):
+    """Issue 24 item 31: a learner who opens any one notebook meets the checker explained at its
+    first checked exercise, and every checked exercise's heading shows the id to pass."""
+    from course_attention.exercises import EXERCISES
+
+    nb = nbformat.read((READER if lang == "en" else READER_ZH) / path.name, as_version=4)
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    headings = re.findall(r"^### (.+)$", text, re.M)
+    checked = [h for h in headings if any(f"`{i}`" in h for i in EXERCISES)]
+    ids = re.findall(r":label: ex-(\S+)", path.read_text(encoding="utf-8").replace("\\n", "\n"))
+    assert len(checked) == sum(i in EXERCISES for i in ids), f"{path.name}: {headings}"
+    note = READER_WORDS[lang]["checker_note"].split("`")[0]  # the words before the id
+    assert text.count(note) == (1 if checked else 0)
+    if checked:
+        first = re.search(r"`([a-z0-9-]+)`\)?$", checked[0])[1]
+        start, at = text.index(f"### {checked[0]}"), text.index(note)
+        after = text.find("\n### ", start + 1)
+        assert start < at and (after == -1 or at < after), "the note sits in the first exercise"
+        assert f'`ex.check("{first}", your_function)`' in text[at:]

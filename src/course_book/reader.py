@@ -212,10 +212,12 @@ def _exercise_numbers(page: str) -> dict[str, str]:
         page,
         re.S,
     )
-    return {
-        label: f"{number} {html.unescape(re.sub(r'<[^>]+>', '', rest)).strip()}".strip()
-        for label, number, rest in found
-    }
+    def text(rest: str) -> str:  # inline code (the checker id) stays code
+        rest = re.sub(r"<code[^>]*>(.*?)</code>", lambda m: f"`{re.sub(r'<[^>]+>', '', m[1])}`",
+                      rest, flags=re.S)
+        return html.unescape(re.sub(r"<[^>]+>", "", rest)).strip()
+
+    return {label: f"{number} {text(rest)}".strip() for label, number, rest in found}
 
 
 def _tex_text(text: str) -> str:
@@ -248,6 +250,7 @@ class _State:
     """Where the conversion is: inside a solution, and of which exercise."""
 
     solution: str | None = None  # "Exercise 4 (★★☆ · ~10 min)" while inside its solution
+    checker_explained: bool = False  # the note on the checker precedes the first checked exercise
 
 
 def convert_markdown(
@@ -301,9 +304,22 @@ def convert_markdown(
             state.solution = None
         else:
             converted = _directive(name, arg, options, body, doc, index, glue, kinds)
+            checker = _checker_id(name, options)
+            if checker and not state.checker_explained:  # where this notebook's reader meets it
+                converted = [*converted[:2], READER_WORDS[index.lang]["checker_note"].format(
+                    id=checker), "", *converted[2:]]
+                state.checker_explained = True
             (inside if state.solution else out).extend(converted)
     flush()
     return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip("\n")
+
+
+def _checker_id(name: str, options: dict[str, str]) -> str | None:
+    """The checker id of an exercise directive (its label less ``ex-``), if it has a checker."""
+    from course_attention.exercises import EXERCISES
+
+    label = options.get("label", "") if name == "exercise" else ""
+    return label.removeprefix("ex-") if label.removeprefix("ex-") in EXERCISES else None
 
 
 def _directive_body(lines: list[str], i: int, fence: str) -> tuple[list[str], dict[str, str], int]:

@@ -17,6 +17,13 @@ READER_WORDS: dict[str, dict[str, str]] = {
         "the bar at the left of a cell (JupyterLab) or *Show code* (Colab) to open one. Try the "
         "exercise first.",
         "title_solution": "Solution to {exercise}: open it after trying",
+        "checker_note": "> **How the checker works.** Write your function in the cell below the "
+        "exercise and run it: its last line, `ex.check(\"{id}\", your_function)`, runs it on "
+        "cases with known answers (on copies of the inputs). It prints ✓ when every case "
+        "passes. Otherwise the first try names the failing case and what came out, the second "
+        "adds a hint, the third the full recipe; when your answer matches a known mistake, it "
+        "names that mistake. `ex.hint(\"{id}\")` gives the next stage at once. The id beside "
+        "each exercise's number is the one to pass.",
         "title_draws": "The code that draws the {what} below (collapsed)",
         "explorer": "explorer",
         "figure": "figure",
@@ -41,6 +48,11 @@ READER_WORDS: dict[str, dict[str, str]] = {
         "solution_note": "**{exercise}的解答**。下面的代码单元已折叠：点击单元左侧的竖条"
         "（JupyterLab）或 *Show code*（Colab）即可展开。请先自己做一做这道练习。",
         "title_solution": "{exercise}的解答：先自己试过再展开",
+        "checker_note": "> **检查器怎么用。** 在练习下方的代码单元里写好你的函数，然后运行它：最后"
+        "一行 `ex.check(\"{id}\", your_function)` 会用一组已知答案的用例（输入的副本）来运行你的"
+        "函数。全部通过时打印 ✓。否则，第一次会指出没通过的用例和得到的输出，第二次再给一条提示，"
+        "第三次给出完整的做法；如果你的答案和某个常见错误一致，它会指出是哪一个。"
+        "`ex.hint(\"{id}\")` 可以马上给出下一步的帮助。每道练习编号旁边的 id 就是要传入的那个。",
         "title_draws": "绘制下方{what}的代码（已折叠）",
         "explorer": "交互图",
         "figure": "图",
