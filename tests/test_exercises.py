@@ -32,8 +32,8 @@ def test_stub_and_crashing_answers_get_a_message_not_an_exception(exercise_id, c
         raise KeyError("oops")
 
     not_yet = (
-        f"✗ {ex.EXERCISES[exercise_id].title}: not implemented yet — replace the `raise` "
-        "with your code."
+        f"✗ {ex.EXERCISES[exercise_id].title}: not implemented yet.\n"
+        "  Replace the `raise` with your code, then run the cell again."
     )
     assert ex.evaluate(exercise_id, stub) == (False, not_yet)
     assert _checked(capsys, exercise_id, stub) == not_yet
@@ -273,3 +273,23 @@ def test_every_message_of_the_checker_is_reachable_through_the_stages(exercise_i
         for stage_number in (core.WHAT_FAILED, core.HINT, core.RECIPE):
             staged = ex.evaluate(exercise_id, answer, stage=stage_number)[1]
             assert staged == stages[stage_number - 1], (label, stage_number)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_not_implemented_message_fits_a_notebooks_output_width(lang):
+    """Issue 25 item 7: one long line ran past the output area's right edge and was cut off.
+    Every line of an unsolved exercise's message is at most 88 columns (a CJK character: 2)."""
+    import unicodedata
+
+    from course_attention.i18n import using
+
+    def stub(*args):
+        raise NotImplementedError
+
+    def columns(line: str) -> int:
+        return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
+
+    with using(lang):
+        lines = [line for i in IDS for line in ex.evaluate(i, stub)[1].splitlines()]
+    assert len(lines) == 2 * len(IDS)
+    assert max(map(columns, lines)) <= 88, max(lines, key=columns)

@@ -99,7 +99,7 @@ def test_a_few_messages_read_right_in_chinese():
         passed, message = ex.evaluate("soft-lookup-1", core.EXERCISES["soft-lookup-1"].reference)
         assert passed and message == "✓ 数值稳定的 softmax：全部 6 个测试用例都正确。"
         assert ex.evaluate("soft-lookup-2", _stub)[1] == (
-            "✗ 软查找：尚未实现——把 `raise` 换成你的代码。"
+            "✗ 软查找：尚未实现。\n  把 `raise` 换成你的代码，再运行这个单元。"
         )
         no_scaling = core.EXERCISES["scaled-dot-product-1"].mistakes[0]
         first = ex.evaluate("scaled-dot-product-1", no_scaling.fn, core.WHAT_FAILED)[1]

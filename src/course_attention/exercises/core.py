@@ -441,9 +441,10 @@ def _judge(ex: Exercise, fn: Callable[..., Any]) -> _Verdict:
         if isinstance(run.error, NotImplementedError):
             return _Verdict(
                 False,
-                _("✗ {title}: not implemented yet — replace the `raise` with your code.").format(
-                    title=title
-                ),
+                "\n  ".join([  # two lines: one would run past a notebook's output width
+                    _("✗ {title}: not implemented yet.").format(title=title),
+                    _("Replace the `raise` with your code, then run the cell again."),
+                ]),
                 attempt=False,
             )
         if run.error is not None:
