@@ -321,7 +321,8 @@ def test_the_checker_is_explained_where_the_notebook_first_uses_it(path, lang):
     text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     headings = re.findall(r"^### (.+)$", text, re.M)
     checked = [h for h in headings if any(f"`{i}`" in h for i in EXERCISES)]
-    ids = re.findall(r":label: ex-(\S+)", path.read_text(encoding="utf-8").replace("\\n", "\n"))
+    source = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells)
+    ids = re.findall(r"^:label: ex-(\S+)$", source, re.M)
     assert len(checked) == sum(i in EXERCISES for i in ids), f"{path.name}: {headings}"
     note = READER_WORDS[lang]["checker_note"].split("`")[0]  # the words before the id
     assert text.count(note) == (1 if checked else 0)

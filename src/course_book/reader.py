@@ -318,8 +318,8 @@ def _checker_id(name: str, options: dict[str, str]) -> str | None:
     """The checker id of an exercise directive (its label less ``ex-``), if it has a checker."""
     from course_attention.exercises import EXERCISES
 
-    label = options.get("label", "") if name == "exercise" else ""
-    return label.removeprefix("ex-") if label.removeprefix("ex-") in EXERCISES else None
+    exercise_id = options.get("label", "").removeprefix("ex-") if name == "exercise" else ""
+    return exercise_id if exercise_id in EXERCISES else None
 
 
 def _directive_body(lines: list[str], i: int, fence: str) -> tuple[list[str], dict[str, str], int]:

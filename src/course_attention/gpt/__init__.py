@@ -341,7 +341,6 @@ class Generation:
 
     tokens: np.ndarray
     logits: np.ndarray
-    seconds: float = 0.0
     cache: KVCache | None = field(default=None, repr=False)
 
 
@@ -405,7 +404,6 @@ def _generate(
         cache = model.new_cache()
     model.eval()
     tokens, logits = [], []
-    start = time.perf_counter()
     if use_cache:
         z = model.step(seq[:, cache.length :], cache)[0, -1]  # the prompt (what is not cached yet)
     else:
@@ -426,8 +424,7 @@ def _generate(
         else:  # the window slid: positions moved, and a key above layer 0 saw the token that left
             cache.reset()
             z = model.step(seq, cache)[0, -1]  # rebuild: `context` positions
-    seconds = time.perf_counter() - start
-    return Generation(np.array(tokens), np.array(logits), seconds, cache)
+    return Generation(np.array(tokens), np.array(logits), cache)
 
 
 def window_batches(
