@@ -114,6 +114,33 @@ def plotted(page: Any, i: int = 0) -> list[dict]:
     return page.evaluate("i => CourseAttention.explorers[i].figure.data", i)
 
 
+def thin(values: Any, n: int | None) -> list:
+    """``values`` as a list, or, with ``n``, ``n`` of them spread from the first to the last: a
+    check's held-out sample where the page's numbers were already checked in full elsewhere (the
+    Chinese page holds the English page's)."""
+    values = list(values)
+    if n is None or n >= len(values):
+        return values
+    if n < 2:
+        raise ValueError(f"need n ≥ 2 to keep both ends; got {n}")
+    return [values[round(k * (len(values) - 1) / (n - 1))] for k in range(n)]
+
+
+def pairs(first: list, second: list, n: int | None) -> list[tuple]:
+    """Every (a, b) of ``first`` × ``second``; with ``n``, ``n`` of them (or more where needed)
+    chosen so that every value of each list is taken at least once."""
+    every = [(a, b) for a in first for b in second]
+    if n is None or n >= len(every):
+        return every
+    chosen: list[tuple] = []
+    for k in range(max(len(first), len(second))):  # a diagonal: each value once at least
+        pair = (first[k % len(first)], second[k % len(second)])
+        if pair not in chosen:
+            chosen.append(pair)
+    chosen += [p for p in every if p not in chosen][: max(0, n - len(chosen))]
+    return chosen
+
+
 def message(page: Any, i: int = 0) -> str:
     """The explorer's message line ('' when it shows a figure)."""
     return page.evaluate(

@@ -6,7 +6,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from _explorers import open_page, plotted, set_control, spec, standalone, wait_live
+from _explorers import (
+    open_page,
+    pairs,
+    plotted,
+    set_control,
+    spec,
+    standalone,
+    thin,
+    wait_live,
+)
 from course_attention import numpy_ref, widgets
 
 pytestmark = pytest.mark.browser
@@ -17,23 +26,23 @@ def _options(page, i, name):
     return [o["value"] for o in control["options"]]
 
 
-def check(page, i, root=None) -> int:
+def check(page, i, root=None, n: int | None = None) -> int:
     """Drive explorer ``i`` (kind ``positions``) over positions, widths and bases; assert the
-    plotted vector and dot products equal numpy_ref's to 1e-12. Returns the values compared."""
+    plotted vector and dot products equal numpy_ref's to 1e-12. Returns the values compared.
+    With ``n``: every width and base at least once, the first and last position."""
     seq_len = spec(page, i)["data"]["seq_len"]
     compared = 0
-    for d_model in _options(page, i, "d_model"):
-        for base in _options(page, i, "base"):
-            set_control(page, i, "d_model", d_model)
-            set_control(page, i, "base", base)
-            table = numpy_ref.sinusoidal_positions(seq_len, d_model, base)  # (seq_len, d_model)
-            for position in sorted({0, 1, 5, seq_len // 2, seq_len - 1}):
-                set_control(page, i, "position", position)
-                bars, dots = plotted(page, i)[:2]
-                assert bars["x"] == list(range(d_model)) and dots["x"] == list(range(seq_len))
-                np.testing.assert_allclose(bars["y"], table[position], rtol=0, atol=1e-12)
-                np.testing.assert_allclose(dots["y"], table @ table[position], rtol=0, atol=1e-12)
-                compared += d_model + seq_len
+    for d_model, base in pairs(_options(page, i, "d_model"), _options(page, i, "base"), n):
+        set_control(page, i, "d_model", d_model)
+        set_control(page, i, "base", base)
+        table = numpy_ref.sinusoidal_positions(seq_len, d_model, base)  # (seq_len, d_model)
+        for position in thin(sorted({0, 1, 5, seq_len // 2, seq_len - 1}), n and 2):
+            set_control(page, i, "position", position)
+            bars, dots = plotted(page, i)[:2]
+            assert bars["x"] == list(range(d_model)) and dots["x"] == list(range(seq_len))
+            np.testing.assert_allclose(bars["y"], table[position], rtol=0, atol=1e-12)
+            np.testing.assert_allclose(dots["y"], table @ table[position], rtol=0, atol=1e-12)
+            compared += d_model + seq_len
     return compared
 
 

@@ -6,7 +6,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from _explorers import open_page, plotted, set_control, spec, standalone, wait_live
+from _explorers import (
+    open_page,
+    pairs,
+    plotted,
+    set_control,
+    spec,
+    standalone,
+    thin,
+    wait_live,
+)
 from course_attention import viz, widgets
 
 pytestmark = pytest.mark.browser
@@ -16,29 +25,29 @@ def _control(page, i, name):
     return next(c for c in spec(page, i)["controls"] if c.get("id", c["name"]) == name)
 
 
-def check(page, i, root=None) -> int:
+def check(page, i, root=None, n: int | None = None) -> int:
     """Drive explorer ``i`` (kind ``tiling``) over lengths, blocks and progress; assert the
     score states equal ``viz.tiling_states``' and each query's distance from its output equals
-    the package's to 1e-12. Returns the values compared."""
+    the package's to 1e-12. Returns the values compared. With ``n``: every length and block at
+    least once, three progress settings."""
     T_control = _control(page, i, "seq_len")
     lengths = range(T_control["min"], T_control["max"] + 1, T_control["step"])
     blocks = [o["value"] for o in _control(page, i, "block_size")["options"]]
     compared = 0
-    for T in lengths:
+    for T, block in pairs(list(lengths), blocks, n):
         set_control(page, i, "seq_len", T)
-        for block in blocks:
-            set_control(page, i, "block_size", block)
-            grids, gaps = viz.tiling_states(T, block)  # one entry per tile, by the package's pass
-            for progress in (0, 1, 25, 50, 77, 100):
-                set_control(page, i, "progress", progress)
-                step = max(1, round(progress / 100 * len(grids)))  # as widgets.tiling_explorer
-                scores, bars = plotted(page, i)[:2]
-                assert np.array_equal(scores["z"], grids[step - 1])
-                gap = gaps[step - 1]
-                assert [v is None for v in bars["y"]] == np.isnan(gap).tolist()
-                got = np.array([np.nan if v is None else v for v in bars["y"]])
-                np.testing.assert_allclose(got, gap, rtol=0, atol=1e-12)
-                compared += T * T + T
+        set_control(page, i, "block_size", block)
+        grids, gaps = viz.tiling_states(T, block)  # one entry per tile, by the package's pass
+        for progress in thin([0, 1, 25, 50, 77, 100], n and 3):
+            set_control(page, i, "progress", progress)
+            step = max(1, round(progress / 100 * len(grids)))  # as widgets.tiling_explorer
+            scores, bars = plotted(page, i)[:2]
+            assert np.array_equal(scores["z"], grids[step - 1])
+            gap = gaps[step - 1]
+            assert [v is None for v in bars["y"]] == np.isnan(gap).tolist()
+            got = np.array([np.nan if v is None else v for v in bars["y"]])
+            np.testing.assert_allclose(got, gap, rtol=0, atol=1e-12)
+            compared += T * T + T
     return compared
 
 

@@ -85,3 +85,16 @@ def check_english_page(page, path: str, outside: list[str], errors: list[str]) -
 def test_plotly_js_is_served_once_from_the_site():
     assert (SITE / "_static" / "plotly.min.js").stat().st_size > 1_000_000
     assert (SITE / "_static" / "mathjax" / "tex-mml-chtml.js").exists()
+
+
+def test_the_colour_mode_icons_are_decoration_in_the_html():
+    """The theme's colour-mode icons carry titles ("Light", "System Settings") that are not in the
+    button's name "Color mode" (axe-core: label-content-name-mismatch); the build marks them as
+    decoration in every page, so no reader and no check meets them before a script runs."""
+    import re
+
+    icon = re.compile(r'<i class="theme-switch[^>]*>')
+    icons = [(p, i) for p in sorted(SITE.rglob("*.html")) for i in icon.findall(p.read_text())]
+    assert len({p for p, _ in icons}) > 20, "the theme's colour-mode button is gone: check axe"
+    bad = [(p.name, i) for p, i in icons if "title" in i or "aria-hidden" not in i]
+    assert not bad, bad[:3]

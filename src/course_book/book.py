@@ -232,6 +232,25 @@ def _copy_explorer_scripts(app: Any, exception: Exception | None) -> None:
             shutil.copyfile(js, folder / js.name)
 
 
+#: The theme's colour-mode icons, each with a ``title`` ("Light", "System Settings") that is not in
+#: the button's name "Color mode" (axe-core: label-content-name-mismatch).
+_THEME_ICON = re.compile(r'(<i class="theme-switch [^"]*" data-mode="\w+")\s+title="[^"]*"></i>')
+
+
+def _accessible_theme_switch(app: Any, exception: Exception | None) -> None:
+    """Mark the colour-mode button's icons as decoration in every written page: the button's
+    name says what it does and it shows its own tooltip. Done in the HTML, not by the page's
+    script, so that no check and no screen reader meets the page before the script ran (under
+    load, an axe-core check once did)."""
+    if exception is not None or app.builder.format != "html":
+        return
+    for page in Path(app.outdir).rglob("*.html"):
+        html = page.read_text(encoding="utf-8")
+        fixed = _THEME_ICON.sub(r'\1 aria-hidden="true"></i>', html)
+        if fixed != html:
+            page.write_text(fixed, encoding="utf-8")
+
+
 def _add_static_path(app: Any) -> None:
     # after Jupyter Book has read its own config: it adds every .js/.css of html_static_path
     # folders to every page, which is what we want for this one stylesheet only
@@ -432,6 +451,7 @@ def setup(app: Any) -> dict[str, Any]:
     app.add_js_file("course_attention.js", loading_method="defer")
     app.connect("build-finished", _copy_plotly_js)
     app.connect("build-finished", _copy_explorer_scripts)
+    app.connect("build-finished", _accessible_theme_switch)
     app.connect("html-page-context", _drop_widget_state, priority=400)  # before myst-nb's 500
     app.connect("html-page-context", _reader_edition_buttons, priority=600)  # after the theme's
     app.connect("build-finished", _copy_reader_notebooks)

@@ -77,12 +77,8 @@
     document.querySelectorAll("details > summary[aria-label]").forEach(function (s) {
       if (s.textContent.trim()) s.removeAttribute("aria-label");
     });
-    // The colour-mode button's icons carry titles ("Light", "System Settings") that are not
-    // in its name "Color mode": they are decoration, the button's name says what it does.
-    document.querySelectorAll(".theme-switch-button i").forEach(function (icon) {
-      icon.setAttribute("aria-hidden", "true");
-      icon.removeAttribute("title");  // the button shows its own tooltip, "Color mode"
-    });
+    // (The colour-mode button's icons are marked as decoration in the HTML itself, by the
+    // build: course_book.book._accessible_theme_switch.)
     // A box that scrolls sideways (a wide table) can be reached and scrolled by keyboard.
     document.querySelectorAll("div.ca-table, .pst-scrollable-table-container, " +
                               "div.cell_output .output.text_html, " +
