@@ -315,3 +315,29 @@ def test_no_heading_shows_a_raw_underscore(path):
     "√d_k" there showed its underscore (issue 25): write dₖ, code in backticks, or math."""
     raw = [h for h in _heading_words(_markdown(path)) if "_" in h]
     assert not raw, f"{path.name}: headings with a raw underscore: {raw}"
+
+
+def test_each_toolbox_section_names_the_chapter_that_first_sends_the_reader_there():
+    """Issue 24, item 32: the toolbox front-loaded what a beginner cannot place yet (autograd
+    before chapter 2, AdamW, pre-norm). Each section says when to read it: the first chapter, in
+    reading order, whose **You need** line links to it."""
+    import yaml
+
+    toc = yaml.safe_load((CHAPTERS_DIR.parent / "_toc.yml").read_text(encoding="utf-8"))
+    first: dict[str, str] = {}
+    for name in (c["file"] for part in toc["parts"] for c in part["chapters"]):
+        path = CHAPTERS_DIR.parent / f"{name}.ipynb"
+        if not path.exists() or not path.stem[:2].isdigit() or path.stem.startswith("00_"):
+            continue
+        text = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells
+                         if c.cell_type == "markdown")
+        label = re.search(r"\((ch-[\w-]+)\)=", text).group(1)
+        need = re.search(r"^\*\*You need\*\*(.*?)(?:\n\n|\Z)", text, re.M | re.S)
+        for section in re.findall(r"<(toolbox-[\w-]+)>", need.group(1) if need else ""):
+            first.setdefault(section, label)
+    toolbox = "\n".join(c.source for c in nbformat.read(CHAPTERS_DIR / "00_toolbox.ipynb",
+                                                          as_version=4).cells)
+    said = dict(re.findall(r"^\((toolbox-[\w-]+)\)=\n## [^\n]+\n\n\*\*Read this when\*\* "
+                           r"\{ref\}`(ch-[\w-]+)` sends you here\.", toolbox, re.M))
+    sections = re.findall(r"^\((toolbox-[\w-]+)\)=", toolbox, re.M)
+    assert len(sections) >= 6 and said == first and set(first) == set(sections), (said, first)

@@ -190,8 +190,6 @@ TERM_EXCEPTIONS = {
         "11_efficient_attention", "appendix_shapes", "appendix_spot_the_bug")},
     ("chapters/01_soft_lookup", "alignment"): "the alignment of two directions (一致), not "
     "the encoder–decoder alignment (对齐)",
-    ("chapters/09_induction_heads", "parallel"): "a line parallel to the diagonal (平行), "
-    "not parallel computation (并行)",
     ("chapters/10_positions", "sampling"): "sampling noise of a mean (抽样), not decoding",
     ("chapters/appendix_spot_the_bug", "encoder–decoder"): "the seed's own title, quoted "
     "as it is written (编码器—解码器)",

@@ -4,7 +4,9 @@ Each chapter opens with a **Time** line (issue 17: the typed estimates were 2–
 module computes it from what the learner meets, in four parts:
 
 * **reading** — the Markdown prose (math included) at :data:`PROSE_WORDS_PER_MIN` words a minute,
-  plus the code cells a learner reads at :data:`CODE_LINES_PER_MIN` lines a minute;
+  plus the code cells a learner reads at :data:`CODE_LINES_PER_MIN` lines a minute, plus
+  :data:`FIGURE_MIN` for each figure a cell draws (a ``viz`` function that returns a plotly
+  figure, called in a cell the learner sees; explorers are counted apart);
 * **exercises** — the minutes of the chapter's registered exercises, the same numbers as their
   badges (:attr:`course_attention.exercises.Exercise.badge`), plus :data:`QUESTION_MIN` for each
   exercise without a checker (the spot-the-bug appendix's questions); an exercise's prompt, stub
@@ -30,6 +32,10 @@ The rates are stated assumptions, anchored in published measurements:
   of Peer Code Review*, SmartBear 2006, ch. "Code review at Cisco Systems") found that reviewers
   understand code and find its defects only below 300–500 lines an hour; a learner reading new
   code, running it and comparing its output with the prose reads like a careful reviewer.
+* A figure, 2 minutes: read its axes and legend, then find in it what the prose says it shows
+  (an assumption, calibrated on learners' times, :data:`LEARNERS_MINUTES`: chapters 8 and 9 took
+  them 24 % and 31 % longer than the estimate said while it counted no figures; with figures
+  counted, ``tests/test_course_time.py`` asserts each estimate within 10 % of the learners').
 * An explorer, 5 minutes: answer the *Try it* question first, then move the controls through
   their range (an assumption, about three settings of a minute and a minute to compare).
 * A question without a checker, 3 minutes: decide, run the cell, read the answer (assumption).
@@ -48,6 +54,8 @@ __all__ = [
     "PROSE_WORDS_PER_MIN",
     "CODE_LINES_PER_MIN",
     "EXPLORER_MIN",
+    "FIGURE_MIN",
+    "LEARNERS_MINUTES",
     "QUESTION_MIN",
     "ROUND_TO",
     "ChapterTime",
@@ -66,6 +74,11 @@ CODE_LINES_PER_MIN = 5
 """Lines of visible code a learner reads, runs and checks in a minute."""
 EXPLORER_MIN = 5
 """Minutes for one live explorer with its *Try it* question."""
+FIGURE_MIN = 2
+"""Minutes for one figure: its axes, its legend and what the prose says it shows."""
+#: Minutes learners took for a whole chapter (reported in issue 24, item 33), the estimate's
+#: calibration, checked by the tests.
+LEARNERS_MINUTES = {"08_decoder_only": 130, "09_induction_heads": 85}
 QUESTION_MIN = 3
 """Minutes for one exercise without a checker (no registered minutes)."""
 ROUND_TO = 5
@@ -85,6 +98,7 @@ ANY_TIME_LINE_RE = re.compile(r"^\*\*Time\*\*(?! for the whole course).*$", re.M
 
 HIDDEN_CODE = {"remove-cell", "remove-input", "hide-input"}  # code the website does not show
 EXPLORER_CALL = re.compile(r"\bwidgets\.\w+_explorer\(")
+VIZ_CALL = re.compile(r"\bviz\.(\w+)\(")
 SOLUTION_START = re.compile(r"^:{3,}\{solution-start\}\s*ex-(?P<id>[\w-]+)", re.MULTILINE)
 SOLUTION_END = re.compile(r"^:{3,}\{solution-end\}", re.MULTILINE)
 _FENCE = re.compile(r"^:{3,}.*$|^:[a-z-]+:.*$|^\([\w.:-]+\)=\s*$", re.MULTILINE)
@@ -101,8 +115,8 @@ _LAYOUT = {
 class ChapterTime:
     """Minutes a chapter takes, rounded to :data:`ROUND_TO`; ``total_min`` is their sum.
 
-    ``words``, ``code_lines``, ``exercises`` and ``explorers`` are the counts they come from
-    (``exercises`` = the chapter's exercise ids, checked or not).
+    ``words``, ``code_lines``, ``figures``, ``exercises`` and ``explorers`` are the counts they
+    come from (``exercises`` = the chapter's exercise ids, checked or not).
     """
 
     read_min: int
@@ -111,6 +125,7 @@ class ChapterTime:
     total_min: int
     words: int = 0
     code_lines: int = 0
+    figures: int = 0
     exercises: tuple[str, ...] = ()
     explorers: int = 0
 
@@ -176,6 +191,18 @@ def _read_cells(path: Path) -> list[dict]:
     ]
 
 
+def _figures(source: str) -> int:
+    """The figures a code cell draws: its calls of ``course_attention.viz`` functions annotated
+    to return a plotly ``go.Figure`` (tables and data helpers are not figures)."""
+    from course_attention import viz
+
+    def draws(name: str) -> bool:
+        returns = getattr(getattr(viz, name, None), "__annotations__", {}).get("return")
+        return "Figure" in str(returns)
+
+    return sum(1 for name in VIZ_CALL.findall(source) if draws(name))
+
+
 def _registered_minutes() -> dict[str, int]:
     from course_attention.exercises import EXERCISES
 
@@ -190,7 +217,7 @@ def chapter_time(notebook_path: str | Path, minutes: dict[str, int] | None = Non
     not as reading; an unregistered exercise's text is read and adds :data:`QUESTION_MIN`.
     """
     minutes = _registered_minutes() if minutes is None else minutes
-    words = code_lines = explorers = 0
+    words = code_lines = explorers = figures = 0
     exercises: list[str] = []
     # "read": counted; "prompt": inside an exercise directive; "stub": between a registered
     # exercise and its solution; "solution": inside a registered exercise's solution
@@ -200,6 +227,7 @@ def chapter_time(notebook_path: str | Path, minutes: dict[str, int] | None = Non
         if cell["cell_type"] == "code":
             if "remove-cell" not in tags:
                 explorers += len(EXPLORER_CALL.findall(source))
+                figures += _figures(source) if state == "read" else 0
             if state == "read" and not HIDDEN_CODE & tags:
                 code_lines += _code_lines(source)
             continue
@@ -225,7 +253,7 @@ def chapter_time(notebook_path: str | Path, minutes: dict[str, int] | None = Non
             elif state == "read" and not ANY_TIME_LINE_RE.match(line):
                 counted.append(line)  # (the Time line itself is not counted: no feedback)
         words += prose_words("\n".join(counted))
-    read = words / PROSE_WORDS_PER_MIN + code_lines / CODE_LINES_PER_MIN
+    read = words / PROSE_WORDS_PER_MIN + code_lines / CODE_LINES_PER_MIN + FIGURE_MIN * figures
     checked = sum(minutes[e] for e in exercises if e in minutes)
     unchecked = QUESTION_MIN * sum(1 for e in exercises if e not in minutes)
     parts = _round(read), _round(checked + unchecked), _round(EXPLORER_MIN * explorers)
@@ -234,6 +262,7 @@ def chapter_time(notebook_path: str | Path, minutes: dict[str, int] | None = Non
         total_min=sum(parts),
         words=words,
         code_lines=code_lines,
+        figures=figures,
         exercises=tuple(exercises),
         explorers=explorers,
     )
@@ -257,7 +286,10 @@ def course_line(total: ChapterTime) -> str:
         f"**Time for the whole course** about {round(hours)} hours ({total.total_min} min: "
         f"{total.read_min} to read, {total.exercise_min} for the exercises, "
         f"{total.explorer_min} for the explorers), counted chapter by chapter as each "
-        "chapter's **Time** line is."
+        f"chapter's **Time** line is. The count assumes that you study {PROSE_WORDS_PER_MIN} "
+        f"words of prose a minute, read and run {CODE_LINES_PER_MIN} lines of code a minute, "
+        f"spend {FIGURE_MIN} minutes on a figure and {EXPLORER_MIN} on an explorer, and take "
+        "each exercise's stated minutes; it leaves out the time the cells take to run."
     )
 
 
@@ -303,6 +335,7 @@ def course_time(toc: str | Path | Iterable[str | Path]) -> dict[str, ChapterTime
         total_min=sum(t.total_min for t in chapters),
         words=sum(t.words for t in chapters),
         code_lines=sum(t.code_lines for t in chapters),
+        figures=sum(t.figures for t in chapters),
         exercises=tuple(e for t in chapters for e in t.exercises),
         explorers=sum(t.explorers for t in chapters),
     )
