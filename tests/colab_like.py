@@ -127,7 +127,26 @@ def check(path: Path) -> tuple[bool, str]:
         return False, (f"FAIL {path.stem}: {colab} Colab figures, {plotly_json} plotly JSON "
                        f"outputs, {no_widget} explorers without their widget view")
     return True, (f"ok   {path.stem}: {colab} figures via the Colab renderer, {len(live)} "
-                  f"explorers (widget + page spec), {time.perf_counter() - start:.1f} s")
+                  f"explorers (widget + page spec), {time.perf_counter() - start:.1f} s"
+                  f"{_cell_times(nb)}")
+
+
+def _cell_times(nb) -> str:
+    """The time the cells ran (request to reply, from nbclient's record) and the slowest one:
+    once a chapter took 323 s where 25 were usual, its kernel idle, and this says where."""
+    from datetime import datetime
+
+    spans = []
+    for i, cell in enumerate(nb.cells):
+        stamps = cell.get("metadata", {}).get("execution", {})
+        if "iopub.execute_input" in stamps and "shell.execute_reply" in stamps:
+            a, b = (datetime.fromisoformat(stamps[k].replace("Z", "+00:00"))
+                    for k in ("iopub.execute_input", "shell.execute_reply"))
+            spans.append(((b - a).total_seconds(), i))
+    if not spans:
+        return ""
+    slowest, at = max(spans)
+    return f" (cells {sum(d for d, _ in spans):.1f} s; slowest: cell {at}, {slowest:.1f} s)"
 
 
 def main(names: list[str]) -> int:
