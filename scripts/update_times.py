@@ -6,7 +6,7 @@ stale. This script changes only the Time line of each notebook in ``_toc.yml`` (
 Markdown line that starts with ``**Time**``; outputs and every other cell stay as they are), and
 the welcome page's ``**Time for the whole course**`` line when it has one.
 
-    python scripts/update_times.py            # rewrite the stale lines, print each new one
+    python scripts/update_times.py            # rewrite the stale lines (the Chinese ones too)
     python scripts/update_times.py --check    # print what is stale; exit 1 if anything is
 """
 
@@ -61,6 +61,35 @@ def update(root: Path = ROOT, check: bool = False) -> list[str]:
     return stale
 
 
+def translate(root: Path = ROOT) -> list[str]:
+    """Bring the Chinese catalogues in step with the English (``course_book.i18n update``) and
+    write each Time line's and the course line's Chinese form (``course_time.chinese_line``);
+    return the catalogues changed."""
+    import polib
+
+    from course_book.i18n import catalog
+
+    changed = []
+    for doc in catalog.documents(root):
+        catalog.update_catalog(root, doc)
+        path = catalog.catalog_path(root, doc)
+        if not path.exists():
+            continue
+        po = polib.pofile(str(path), wrapwidth=0)
+        touched = False
+        for entry in po:
+            chinese = ct.chinese_line(entry.msgid)
+            if chinese and (entry.msgstr != chinese or "fuzzy" in entry.flags):
+                entry.msgstr, entry.previous_msgid = chinese, None
+                if "fuzzy" in entry.flags:
+                    entry.flags.remove("fuzzy")
+                touched = True
+        if touched:
+            po.save(str(path))
+            changed.append(str(path.relative_to(root)))
+    return changed
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="report stale lines, change nothing")
@@ -68,6 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     stale = update(check=args.check)
     for change in stale:
         print(("stale " if args.check else "updated ") + change)
+    if stale and not args.check:
+        for path in translate():
+            print(f"updated {path}: the Chinese Time lines")
     return 1 if args.check and stale else 0
 
 

@@ -2,7 +2,7 @@
 
 A standalone page (:func:`standalone`) holds one explorer exactly as the book renders it
 (:func:`course_book.book.explorer_html`) with the site's scripts, so an explorer's checks run
-in seconds without building the book; ``tests/test_site_explorers.py`` runs the same checks on
+in seconds without building the book; ``tests/_site_explorers.py`` runs the same checks on
 the built site.
 """
 

@@ -51,7 +51,7 @@ LONGEST_FIRST = ("09_induction_heads", "08_decoder_only",
                  "test_induction.py::test_the_chapters_claims", "test_gpt.py::test_the_chapters",
                  "test_positions.py::test_length_generalisation_claims", "04_masking",
                  "10_positions", "07_encoder_decoder", "11_efficient_attention")
-LONG_FILES = ("test_site_polish.py", "test_site_explorers.py", "test_lab.py", "test_induction.py",
+LONG_FILES = ("test_site_polish.py", "test_figure_text.py", "test_lab.py", "test_induction.py",
               "test_gpt.py", "test_positions.py")
 
 

@@ -5,6 +5,7 @@ When a chapter changes, ``python scripts/update_times.py`` rewrites its Time lin
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -256,3 +257,32 @@ def test_update_times_rewrites_only_the_time_lines(tmp_path):
         assert len(changed) <= 1, (path.name, changed)  # one JSON line: the Time line
         for a, b in changed:
             assert '"**Time** ' in a and '"**Time** about ' in b, (a, b)
+
+
+def test_the_chinese_time_lines_state_the_english_numbers():
+    """``scripts/update_times.py`` writes them (``course_time.chinese_line``): a Chinese reader
+    sees the minutes an English reader sees."""
+    import polib
+
+    from course_book.i18n import catalog
+
+    seen = 0
+    for doc in catalog.documents(ROOT):
+        for entry in polib.pofile(str(catalog.catalog_path(ROOT, doc)), wrapwidth=0):
+            chinese = ct.chinese_line(entry.msgid)
+            if chinese:
+                seen += 1
+                assert entry.msgstr == chinese and "fuzzy" not in entry.flags, (doc, entry.msgstr)
+    assert seen == len(TIMES)  # every chapter's line and the welcome page's (for "total")
+
+
+def test_the_chinese_line_keeps_every_number():
+    line = "**Time** about 85 min: 50 to read, 30 for the exercises, 5 for the explorer"
+    assert ct.chinese_line(line) == "**时间** 约 85 分钟：阅读 50 分钟，练习 30 分钟，交互图 5 分钟"
+    short = "**Time** about 10 min: 10 to read"
+    assert ct.chinese_line(short) == "**时间** 约 10 分钟：阅读 10 分钟"
+    course = ct.chinese_line(ct.course_line(TIMES["total"]))
+    total = TIMES["total"]
+    for number in (total.total_min, total.read_min, ct.PROSE_WORDS_PER_MIN, ct.FIGURE_MIN):
+        assert re.search(rf"(?<!\d){number}(?!\d)", course), number
+    assert ct.chinese_line("Training took 3 s.") is None

@@ -15,8 +15,10 @@ font leaves empty above and below the glyphs; rotated tick labels as rotated rec
 1 px tolerance. Known defects are named in ``EXCEPTIONS``, each with its reason.
 
 The same load also checks that the page does not scroll sideways at 375 px, and, at 1280 px,
-audits the page with axe-core (WCAG 2.x A/AA): no critical or serious violation. A Chinese page
-whose figures are the English page's is loaded at 1280 px only, for the audit. Needs
+audits the page with axe-core (WCAG 2.x A/AA): no critical or serious violation, then runs every
+explorer's check (``_site_explorers.check_explorers``) and the page checks of ``test_site``.
+A Chinese page whose figures are the English page's is loaded at 1280 px only, for the audit,
+its explorers and its page checks. Needs
 ``_build/html`` (``make strict-build``), ``_vendor/axe.min.js`` and Debian's chromium.
 """
 
@@ -31,6 +33,7 @@ from test_site import check_english_page
 from test_site_zh import check_chinese_page
 
 from _site import SITE, axe_violations, browser, pages, serve, wait_for_figures
+from _site_explorers import check_explorers, explorer_pages, write_report
 
 pytestmark = pytest.mark.browser
 
@@ -195,8 +198,10 @@ def problems(figure: dict) -> list[str]:
 @pytest.fixture(scope="module")
 def site():
     assert (SITE / "index.html").exists(), "build the book first: make strict-build"
+    report: dict = {}  # what the explorer checks compared, by page
     with serve() as base, browser() as chromium:
-        yield base, chromium
+        yield base, chromium, report
+    write_report(report)
 
 
 def open_measured(chromium, url: str, width: int, expected: int) -> tuple[object, list, list]:
@@ -247,9 +252,9 @@ OVERFLOW_JS = "() => document.documentElement.scrollWidth - document.documentEle
 @pytest.mark.parametrize(("path", "width"), CASES, ids=[f"{p}-{w}" for p, w in CASES])
 def test_every_figure_draws_its_text_apart_inside_and_as_held(site, path, width):
     """Also, on the same load: no sideways scrolling at 375 px; at 1280 px no critical or
-    serious axe-core violation, then the page checks of test_site (English) or test_site_zh
-    (Chinese), which move sliders, so they come last."""
-    base, chromium = site
+    serious axe-core violation, then every explorer's check (which moves its controls), then
+    the page checks of test_site (English) or test_site_zh (Chinese), which move sliders."""
+    base, chromium, report = site
     figures_of_its_own = path in CHAPTERS or _chinese_figures_differ(path.removeprefix("zh/"))
     expected = (SITE / path).read_text().count('class="plotly-graph-div"')
     page, outside, errors = open_measured(chromium, base + path, width, expected)
@@ -261,6 +266,8 @@ def test_every_figure_draws_its_text_apart_inside_and_as_held(site, path, width)
         serious = [v for v in (axe_violations(page) if width == 1280 else [])
                    if v["impact"] in ("critical", "serious")]
         _check_text(path, width, figures, overflow, serious, figures_of_its_own, expected)
+        if width == 1280:
+            check_explorers(page, path, report)
         if width == 1280 and path.startswith("zh/"):
             check_chinese_page(page, path.removeprefix("zh/"), outside, errors)
         elif width == 1280:
@@ -290,6 +297,12 @@ def _check_text(path, width, figures, overflow, serious, figures_of_its_own, exp
 
 def _box(x0, y0, x1, y1):
     return [[x0, y0], [x1, y0], [x1, y1], [x0, y1]]
+
+
+def test_every_page_with_an_explorer_is_loaded_at_1280_px():
+    """The explorer checks ride on this module's 1280-px loads: none may be left out."""
+    loaded = {p for p, w in CASES if w == 1280}
+    assert set(explorer_pages()) <= loaded, set(explorer_pages()) - loaded
 
 
 def test_the_checks_catch_overlap_cut_and_undecoded_text():

@@ -63,6 +63,7 @@ __all__ = [
     "course_time",
     "time_line",
     "course_line",
+    "chinese_line",
     "toc_documents",
     "TIME_LINE_RE",
     "COURSE_LINE_RE",
@@ -290,6 +291,32 @@ def course_line(total: ChapterTime) -> str:
         f"words of prose a minute, read and run {CODE_LINES_PER_MIN} lines of code a minute, "
         f"spend {FIGURE_MIN} minutes on a figure and {EXPLORER_MIN} on an explorer, and take "
         "each exercise's stated minutes; it leaves out the time the cells take to run."
+    )
+
+
+def chinese_line(line: str) -> str | None:
+    """The Chinese edition's form of a Time line or of the welcome page's course line (the same
+    numbers), or ``None`` when ``line`` is neither: ``scripts/update_times.py`` writes it into
+    the catalogues, so the Chinese lines follow the English ones without a translator."""
+    if found := TIME_LINE_RE.match(line):
+        parts = found.groupdict()
+        out = f"**时间** 约 {parts['total']} 分钟：阅读 {parts['read']} 分钟"
+        out += f"，练习 {parts['exercise']} 分钟" if parts["exercise"] else ""
+        out += f"，交互图 {parts['explorer']} 分钟" if parts["explorer"] else ""
+        return out
+    course = re.match(
+        r"^\*\*Time for the whole course\*\* about (\d+) hours \((\d+) min: (\d+) to read, (\d+) "
+        r"for the exercises, (\d+) for the explorers\).*?study (\d+) words.*?run (\d+) lines.*?"
+        r"spend (\d+) minutes on a figure and (\d+) on an explorer", line)
+    if not course:
+        return None
+    h, total, read, exercise, explorer, words, lines, figure, explorer_min = course.groups()
+    return (
+        f"**全课程时间** 约 {h} 小时（{total} 分钟：阅读 {read} 分钟，练习 {exercise} 分钟，"
+        f"交互图 {explorer} 分钟），与每章的**时间**一行一样，逐章计算得出。这一估计假定：你每分钟"
+        f"研读 {words} 个词的正文（按英文原文计），每分钟阅读并运行 {lines} 行代码，每张图花 "
+        f"{figure} 分钟，每个交互图花 {explorer_min} 分钟，每道练习用它标明的分钟数；运行代码单元格"
+        "所需的时间不计在内。"
     )
 
 

@@ -1,8 +1,10 @@
 """On the built site, every live explorer runs in Chromium and equals the package's numbers.
 
 Each kind's ``check(page, i, root)`` lives in ``tests/test_live_<kind>.py`` (where a standalone
-page runs it in seconds); here the same checks run on the pages of ``_build/html`` with the
-chapters' own explorers — the trained models included. Needs ``make strict-build`` and chromium.
+page runs it in seconds); :func:`check_explorers` runs the same checks on a page of
+``_build/html`` with the chapter's own explorers, the trained models included. It runs inside
+``test_figure_text``'s 1280-px load of every page (one load per page and width serves the text
+measures, the accessibility audit, these checks and the page checks of ``test_site``).
 """
 
 from __future__ import annotations
@@ -13,14 +15,10 @@ import json
 import re
 from pathlib import Path
 
-import pytest
-
-from _explorers import load_model, open_page, wait_live
-from _site import SITE, browser, pages, serve
+from _explorers import load_model, wait_live
+from _site import SITE, pages
 from course_attention.i18n import using
 from course_attention.i18n.outputs import TEXT_KEYS
-
-pytestmark = pytest.mark.browser
 
 HERE = Path(__file__).parent
 #: The chapters whose main explorer the issue names; each must be live on its page.
@@ -39,12 +37,8 @@ def _checks() -> dict:
     }
 
 
-@pytest.fixture(scope="module")
-def site():
-    assert (SITE / "index.html").exists(), "build the book first: make strict-build"
-    report: dict = {}
-    with serve() as base, browser() as chromium:
-        yield base, chromium, report
+def write_report(report: dict) -> None:
+    """Add what the checks compared to :data:`REPORT` (each xdist worker adds its pages)."""
     if report:
         old = json.loads(REPORT.read_text()) if REPORT.exists() else {}
         REPORT.write_text(json.dumps(old | report, indent=1))
@@ -57,7 +51,7 @@ LABELLED_JS = """root => Array.from(root.querySelectorAll(
   }).map(el => el.outerHTML.slice(0, 80))"""
 
 
-def _explorer_pages() -> list[str]:
+def explorer_pages() -> list[str]:
     """The chapters' pages, and their Chinese counterparts where they hold an explorer."""
     chapters = [p for p in pages() if p.startswith("chapters/")]
     return chapters + [f"zh/{p}" for p in chapters if (SITE / "zh" / p).exists()
@@ -90,24 +84,26 @@ def _words(value) -> bool:
     return isinstance(value, list) and any(isinstance(v, str) for v in value)
 
 
-@pytest.mark.parametrize("path", _explorer_pages())
-def test_every_explorer_on_the_page_is_live_and_equals_the_package(site, path):
-    """On the Chinese pages the same checks run with the package speaking Chinese: the page's
+def check_explorers(page, path: str, report: dict) -> None:
+    """Every explorer on the loaded ``page`` (the site's ``path``) is live, labels its controls
+    and equals the package; what it compared goes to ``report``. Moves the explorers' controls:
+    call it after any check that reads the page as loaded.
+
+    On the Chinese pages the same checks run with the package speaking Chinese: the page's
     words come from the English run's spec, translated (``course_attention.i18n.outputs``).
     A Chinese page's explorers hold the English page's numbers (data, controls, model, first
     figure), asserted here; so there each check takes ``ZH_INPUTS`` held-out inputs, enough to
     run every path in Chinese, and the English page's check carries the full count."""
-    base, chromium, report = site
     zh = path.startswith("zh/")
     if zh:
         english = [_numbers(s) for s in _specs(SITE / path.removeprefix("zh/"))]
         assert [_numbers(s) for s in _specs(SITE / path)] == english, (
             f"{path}: its explorers' numbers differ from the English page's")
     with using("zh" if zh else "en"):
-        _check_page(base, chromium, report, path, ZH_INPUTS if zh else None)
+        _check_page(page, report, path, ZH_INPUTS if zh else None)
 
 
-def _check_page(base, chromium, report, path, inputs=None):
+def _check_page(page, report, path, inputs=None):
     html = (SITE / path).read_text()
     n = html.count('class="plotly-figure ca-explorer"')
     name = Path(path).name
@@ -116,7 +112,6 @@ def _check_page(base, chromium, report, path, inputs=None):
     if n == 0:
         return
     checks = _checks()
-    page, outside, errors = open_page(chromium, base + path)
     wait_live(page, n)
     found = []
     for i in range(n):
@@ -138,6 +133,3 @@ def _check_page(base, chromium, report, path, inputs=None):
         found.append({"kind": kind, "controls": len(controls), "compared": compared,
                       "redraws": len(redraws), "model_bytes": model_bytes})
     report[path] = found
-    assert not outside, f"{path}: requests left the site: {outside}"
-    assert not [e for e in errors if "THEBE" not in e and "theme mode" not in e], errors
-    page.close()
