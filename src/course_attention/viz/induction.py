@@ -345,19 +345,20 @@ def ablation_figure(
             text=[f"{v:.2f}" for v in a.ravel()],
             textposition="outside",
             hovertemplate=_("%{x} off<br>loss %{y:.3f} nats<extra></extra>"),
+            showlegend=False,
         )
     )
-    fig.add_hline(
-        y=intact,
-        line_dash="dash",
-        line_color=PALETTE[7],
-        annotation_text=_("no head off: {intact:.2f}").format(intact=intact),
-    )
-    fig.add_hline(
-        y=chance, line_dash="dot", line_color="grey",
-        annotation_text=_("chance: {chance:.2f}").format(chance=chance),
-    )
+    # the two levels run through the bars, so their labels go in the legend, not on the lines
+    for level, dash, colour, label in (
+        (intact, "dash", PALETTE[7], _("no head off: {intact:.2f}").format(intact=intact)),
+        (chance, "dot", "grey", _("chance: {chance:.2f}").format(chance=chance)),
+    ):
+        fig.add_hline(y=level, line_dash=dash, line_color=colour)
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=label, hoverinfo="skip",
+                                 line=dict(dash=dash, color=colour)))
     fig.update_xaxes(title=axis_title(_("head switched off (green: layer 0, blue: layer 1)")))
     fig.update_yaxes(title=_("loss on repeated tokens (nats)"),
                      range=[0, 1.15 * max(chance, a.max())])
-    return _layout(fig, title, height=360)
+    _layout(fig, title, height=420)  # the legend sits below the axis title (two lines on a phone)
+    return fig.update_layout(legend=dict(orientation="h", x=0, y=-0.5, yanchor="top"),
+                             margin=dict(b=150))
