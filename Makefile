@@ -6,6 +6,12 @@
 #   make lab    JupyterLab on notebooks/ (no npm needed)   make serve   serve _build/html on 127.0.0.1
 
 PYTHON ?= python3
+# Where PYTHONDONTWRITEBYTECODE is set (as on the machines that run CI), every Python process
+# compiles each module it imports from source: torch's import then takes 4.9 s instead of 2.0,
+# in each of the 60-odd kernels, test workers and builds that `make test` starts. Here Python
+# keeps what it compiled, in a folder of its own (not beside the sources, not in the venvs).
+unexport PYTHONDONTWRITEBYTECODE
+export PYTHONPYCACHEPREFIX ?= $(CURDIR)/_build/pycache
 VENV ?= .venv
 BIN := $(VENV)/bin
 PORT ?= 8000
@@ -145,7 +151,7 @@ drift-claims: drift claims
 drift: install
 	$(BIN)/python tests/drift.py $(NB) | tee _build/colab-check.log
 claims: install  # one thread per xdist worker: two workers share two cores
-	env $(OTHER_KERNELS) OMP_NUM_THREADS=1 $(BIN)/pytest -q -n 2 --maxschedchunk 1 -m claims $(if $(NB),--chapter $(NB)) \
+	env $(OTHER_KERNELS) OMP_NUM_THREADS=1 $(BIN)/pytest -q -n 2 --maxschedchunk 1 -m claims --durations=8 $(if $(NB),--chapter $(NB)) \
 	  || [ $$? = 5 ]  # 5: the chapter trains no model, so it has no claims test
 
 # A chapter author's loop, two halves at once (one per core), then the drift of its glued values:
@@ -190,7 +196,7 @@ browser: install chromium $(AXE)
 
 # make test: the notebook and browser checks in one pytest run (one start of its workers)
 notebooks-and-browser: install chromium $(AXE)
-	$(BIN)/pytest -q -x -n 2 --dist load --maxschedchunk 1 -m "notebooks or browser"
+	$(BIN)/pytest -q -x -n 2 --dist load --maxschedchunk 1 -m "notebooks or browser" --durations=12
 
 # JupyterLab lives in its own environment: its server's dependencies slow the book's execution.
 LAB_VENV := .venv-lab
@@ -207,7 +213,7 @@ lab: $(LAB_VENV)/.installed
 # Three workers on two cores: a notebook's run in JupyterLab waits on the page and the kernel
 # in turn (one worker leaves a core idle 40 % of the time; three: 3 %, and the stage 10 % sooner).
 lab-check: install chromium $(LAB_VENV)/.installed
-	$(BIN)/pytest -q -x -n 3 --dist load --maxschedchunk 1 -m lab
+	$(BIN)/pytest -q -x -n 3 --dist load --maxschedchunk 1 -m lab --durations=13
 
 serve:
 	@echo "Serving _build/html on http://127.0.0.1:$(PORT)/"

@@ -26,6 +26,11 @@ LIVE_CHAPTERS = ("01_", "02_", "04_", "05_", "07_", "08_", "09_")
 #: Held-out inputs a check takes on a Chinese page (where it has a size ``n``): the page carries the
 #: English page's numbers (asserted first), so its check asks that each path run in Chinese.
 ZH_INPUTS = 6
+#: The kinds whose standalone test (``tests/test_live_<kind>.py``) runs the check's full grid on
+#: the same page code, untrained: on the English page too they take ``ZH_INPUTS`` held-out inputs.
+#: The kinds with a trained model (``gpt``, ``induction``, ``decoding``) run in full on the page,
+#: with the chapter's model, and sampled on their standalone page.
+FULL_ON_STANDALONE = ("mask", "positions", "rope", "scaling", "tiling")
 #: What the checks compared, by page (written for the closing note and benchmarks/site.py).
 REPORT = SITE.parent / "explorer-checks.json"
 
@@ -93,7 +98,8 @@ def check_explorers(page, path: str, report: dict) -> None:
     words come from the English run's spec, translated (``course_attention.i18n.outputs``).
     A Chinese page's explorers hold the English page's numbers (data, controls, model, first
     figure), asserted here; so there each check takes ``ZH_INPUTS`` held-out inputs, enough to
-    run every path in Chinese, and the English page's check carries the full count."""
+    run every path in Chinese, and the English page's check carries the full count (or, for
+    :data:`FULL_ON_STANDALONE`, the kind's standalone test)."""
     zh = path.startswith("zh/")
     if zh:
         english = [_numbers(s) for s in _specs(SITE / path.removeprefix("zh/"))]
@@ -124,8 +130,9 @@ def _check_page(page, report, path, inputs=None):
         if spec.get("model"):
             assert spec["model"]["bytes"] <= 1_000_000, f"{path}: model file over 1 MB"
             load_model(page, i)
-        sized = inputs is not None and "n" in inspect.signature(checks[kind]).parameters
-        compared = checks[kind](page, i, SITE, **({"n": inputs} if sized else {}))
+        held_out = ZH_INPUTS if kind in FULL_ON_STANDALONE else inputs
+        sized = held_out is not None and "n" in inspect.signature(checks[kind]).parameters
+        compared = checks[kind](page, i, SITE, **({"n": held_out} if sized else {}))
         assert compared > 0
         controls = page.evaluate("i => Object.keys(CourseAttention.explorers[i].controls)", i)
         redraws = page.evaluate("i => CourseAttention.explorers[i].redrawMs", i)

@@ -31,7 +31,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _notebooks import ROOT, execute, notebooks  # noqa: E402
+from _notebooks import ROOT, execute, longest_wait, notebooks  # noqa: E402
 
 COLAB_HTML = "s.onload = draw"  # the Colab renderer waits for plotly.js before drawing
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"  # what Colab draws of an explorer
@@ -110,13 +110,14 @@ def glued(nb) -> dict[str, dict]:
 
 def check(path: Path) -> tuple[bool, str]:
     """Run one chapter; (passed, the line to print). Its glued values go to :data:`OUT`."""
-    start = time.perf_counter()
+    start, timeline = time.perf_counter(), []
     try:
-        nb, _ = execute(path, timeout=300)
+        nb, _ = execute(path, timeout=300, timeline=timeline)
     except Exception as error:  # noqa: BLE001 - report every chapter, then fail
         return False, f"FAIL {path.stem}: {type(error).__name__}: {str(error)[-600:]}"
     (OUT / f"{path.stem}.glue.json").write_text(json.dumps(glued(nb), indent=1),
                                                 encoding="utf-8")
+    (OUT / f"{path.stem}.timeline.json").write_text(json.dumps(timeline), encoding="utf-8")
     outputs = [o for c in nb.cells for o in c.get("outputs", []) if "data" in o]
     colab = sum(COLAB_HTML in o["data"].get("text/html", "") for o in outputs)
     plotly_json = sum("application/vnd.plotly.v1+json" in o["data"] for o in outputs)
@@ -126,9 +127,10 @@ def check(path: Path) -> tuple[bool, str]:
     if plotly_json or no_widget or (not colab and not live and path.stem[:2].isdigit()):
         return False, (f"FAIL {path.stem}: {colab} Colab figures, {plotly_json} plotly JSON "
                        f"outputs, {no_widget} explorers without their widget view")
+    wait, where = longest_wait(timeline)
     return True, (f"ok   {path.stem}: {colab} figures via the Colab renderer, {len(live)} "
                   f"explorers (widget + page spec), {time.perf_counter() - start:.1f} s"
-                  f"{_cell_times(nb)}")
+                  f"{_cell_times(nb)}; longest wait {wait:.1f} s, {where}")
 
 
 def _cell_times(nb) -> str:
