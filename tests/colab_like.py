@@ -134,21 +134,19 @@ def check(path: Path) -> tuple[bool, str]:
 
 
 def _cell_times(nb) -> str:
-    """The time the cells ran (request to reply, from nbclient's record) and the slowest one:
-    once a chapter took 323 s where 25 were usual, its kernel idle, and this says where."""
+    """The time the kernel spent in the cells (request to reply, from nbclient's record): set
+    against the chapter's wall time, it shows a wait outside the cells (once a chapter took 323 s
+    where 25 were usual, its kernel idle); the timeline's longest wait says where."""
     from datetime import datetime
 
     spans = []
-    for i, cell in enumerate(nb.cells):
+    for cell in nb.cells:
         stamps = cell.get("metadata", {}).get("execution", {})
         if "iopub.execute_input" in stamps and "shell.execute_reply" in stamps:
             a, b = (datetime.fromisoformat(stamps[k].replace("Z", "+00:00"))
                     for k in ("iopub.execute_input", "shell.execute_reply"))
-            spans.append(((b - a).total_seconds(), i))
-    if not spans:
-        return ""
-    slowest, at = max(spans)
-    return f" (cells {sum(d for d, _ in spans):.1f} s; slowest: cell {at}, {slowest:.1f} s)"
+            spans.append((b - a).total_seconds())
+    return f" (cells {sum(spans):.1f} s)" if spans else ""
 
 
 def main(names: list[str]) -> int:
