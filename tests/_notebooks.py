@@ -5,13 +5,55 @@ from __future__ import annotations
 import time
 from itertools import pairwise
 from pathlib import Path
+from queue import Empty
 
 import nbformat
 import yaml
+from jupyter_client.asynchronous import AsyncKernelClient
+from jupyter_client.channels import AsyncZMQSocketChannel
+from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
+from traitlets import Type, default
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "chapters"
+
+
+class SlicedChannel(AsyncZMQSocketChannel):
+    """A kernel channel whose ``get_msg`` looks again at least once a second.
+
+    pyzmq's asyncio ``poll`` wakes on an edge-triggered file descriptor and can miss the wake-up:
+    here a cell's reply sat unread until nbclient's 300-s cell timeout ended its single
+    ``poll(300000)``. Polling in slices of ``SLICE`` seconds, each slice starting with a
+    non-blocking look, bounds such a miss to one slice."""
+
+    SLICE = 1.0
+
+    async def get_msg(self, timeout: float | None = None) -> dict:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            if await self.socket.poll(0):
+                return await self._recv()
+            left = self.SLICE if deadline is None else min(self.SLICE, deadline - time.monotonic())
+            if left <= 0:
+                raise Empty
+            if await self.socket.poll(int(left * 1000)):
+                return await self._recv()
+
+
+class SlicedClient(AsyncKernelClient):
+    """nbclient's kernel client with :class:`SlicedChannel` for the shell and IOPub replies."""
+
+    shell_channel_class = Type(SlicedChannel)
+    iopub_channel_class = Type(SlicedChannel)
+
+
+class SlicedKernelManager(AsyncKernelManager):
+    """An ``AsyncKernelManager`` whose clients are :class:`SlicedClient`."""
+
+    @default("client_factory")
+    def _sliced_client(self) -> type:
+        return SlicedClient
 
 
 def toc_files() -> list[str]:
@@ -51,6 +93,7 @@ def execute(path: Path, timeout: int = 120, timeline: list | None = None
         nb,
         timeout=timeout,
         kernel_name="python3",
+        kernel_manager_class=SlicedKernelManager,
         resources={"metadata": {"path": str(path.parent)}},
         on_notebook_start=mark("kernel ready"), on_cell_start=mark("cell start"),
         on_cell_complete=mark("request sent"), on_cell_executed=mark("cell done"),
