@@ -221,6 +221,8 @@ def test_a_reopened_notebook_shows_the_saved_figure_in_jupyterlab(tmp_path):
     import nbformat
     from nbclient import NotebookClient
 
+    from _notebooks import SlicedKernelManager
+
     lab = Path(__file__).resolve().parents[1] / ".venv-lab" / "bin" / "jupyter"
     if not lab.exists():
         pytest.fail("no JupyterLab in .venv-lab: run `make lab-check` (it installs it)")
@@ -228,7 +230,8 @@ def test_a_reopened_notebook_shows_the_saved_figure_in_jupyterlab(tmp_path):
                                                            "python", "display_name": "Python 3"}})
     nb.cells = [nbformat.v4.new_code_cell("from course_attention import widgets\n"
                                           "widgets.scaling_explorer()")]
-    NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    NotebookClient(nb, timeout=120, kernel_name="python3",
+                   kernel_manager_class=SlicedKernelManager).execute()
     nb.metadata.pop("widgets", None)  # JupyterLab saves no widget state unless asked to
     (folder := tmp_path / "nb").mkdir()
     nbformat.write(nb, folder / "saved.ipynb")
