@@ -11,6 +11,7 @@ import pytest
 
 from _notebooks import ROOT, notebooks, toc_files
 from course_book import reader
+from course_book.i18n.comments import code_tokens
 from course_book.i18n.words import READER_WORDS
 
 CHAPTERS = notebooks()
@@ -277,15 +278,18 @@ def test_readme_and_make_lab_point_at_the_reader_notebooks():
 READER_ZH = READER / "zh"
 
 
-def _code_without_titles(nb) -> list[str]:
-    return [re.sub(r"\A# @title [^\n]*\n?", "", c.source).replace(', lang="zh"', "")
+def _code_without_titles(nb) -> list[list[tuple[int, str]]]:
+    """Each code cell's tokens but its comments (the Chinese edition translates those), without
+    the Colab title and the setup call's language."""
+    return [code_tokens(re.sub(r"\A# @title [^\n]*\n?", "", c.source).replace(', lang="zh"', ""))
             for c in nb.cells if c.cell_type == "code"]
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=IDS)
 def test_chinese_reader_edition_is_clean_and_runs_the_same_code(path):
     """notebooks/zh/: Chinese prose, no raw MyST, no outputs, titled collapsed cells, and the
-    code of the English reader edition but for the language the setup call passes."""
+    code of the English reader edition but for the language the setup call passes (its comments
+    are translated: tests/test_i18n_comments.py)."""
     chinese = _clean_reader_edition(READER_ZH / path.name)
     english = nbformat.read(READER / path.name, as_version=4)
     assert _code_without_titles(chinese) == _code_without_titles(english)

@@ -7,6 +7,8 @@ catalogues and the translation of the English run's outputs (:mod:`course_attent
 * :mod:`.units`: a MyST text cut into translatable units, and rebuilt from their translations;
 * :mod:`.catalog`: one gettext catalogue per document of ``chapters/``
   (``locales/zh_CN/LC_MESSAGES/<doc>.po``), fuzzy on change, and the translated notebooks;
+* :mod:`.comments`: the code cells' comments, one catalogue per chapter
+  (``locales/zh_CN/LC_MESSAGES/comments/<doc>.po``), translated with the code untouched;
 * :mod:`.package`: the package's marked strings found with ``ast`` and merged into its catalogues
   (``src/course_attention/locales/zh_CN/LC_MESSAGES/package/<module>.po``);
 * :mod:`.edition`: ``zh/`` written from ``chapters/``, the catalogues and the English execution;

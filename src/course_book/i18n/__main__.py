@@ -3,9 +3,10 @@
 ``python -m course_book.i18n package [module …]`` updates the package catalogues of those
 modules (``viz/lookup.py``; default: all of them).
 
-``update`` brings each catalogue in step with the English (new units, fuzzy changes); ``check``
-prints every untranslated, fuzzy or broken entry and exits 1 when there is one; ``write`` writes
-the Chinese book's sources to ``zh/`` (:mod:`course_book.i18n.edition`).
+``update`` brings each catalogue (prose and code comments) in step with the English (new units,
+fuzzy changes); ``check`` prints every untranslated, fuzzy or broken entry and exits 1 when
+there is one; ``write`` writes the Chinese book's sources to ``zh/``
+(:mod:`course_book.i18n.edition`).
 Documents are ``chapters/<name>`` (default: all).
 """
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from . import catalog, edition, package
+from . import catalog, comments, edition, package
 
 
 def main(argv: list[str]) -> int:
@@ -42,8 +43,9 @@ def main(argv: list[str]) -> int:
     for doc in docs:
         if argv[0] == "update":
             print(doc, catalog.update_catalog(root, doc))
+            print(doc, "comments", comments.update_comments(root, doc))
         elif argv[0] == "check":
-            problems = catalog.catalog_problems(root, doc)
+            problems = [*catalog.catalog_problems(root, doc), *comments.comment_problems(root, doc)]
             failed += len(problems)
             for p in problems:
                 print(f"{doc}: {p}")

@@ -5,7 +5,8 @@ holds one entry per distinct unit (:mod:`course_book.i18n.units`) of ``chapters/
 :func:`update_catalog` adds new English units, marks an entry whose English changed *fuzzy*
 (keeping the old translation and the old English as ``previous_msgid``), and drops units that
 left the text. :func:`write_translation` rebuilds the document with every unit translated; code
-cells are copied byte for byte except the setup call, which gains ``lang="zh"``.
+cells are copied with their comments translated (:mod:`.comments`) and the setup call, which gains
+``lang="zh"``; their code is untouched.
 
 MyST-NB's own gettext path does not read notebooks (MyST-NB issue #587), hence this module.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,12 +25,13 @@ import yaml
 
 from course_attention.i18n import outputs
 
+from .comments import load_comment_translations, translate_code
 from .units import check_translation, join, split
 
 __all__ = [
     "LOCALE", "Stats", "documents", "doc_units", "catalog_path", "update_catalog", "merge_catalog",
     "load_translations", "translate_source", "write_translation", "catalog_problems",
-    "setup_with_language",
+    "setup_with_language", "entry_problems",
 ]
 
 LOCALE = "zh_CN"
@@ -176,24 +179,30 @@ def catalog_problems(root: Path, doc: str, locale: str = LOCALE) -> list[str]:
     path = catalog_path(root, doc, locale)
     if not path.exists():
         return [f"{path.relative_to(root)}: no catalogue (run `make catalogues`)"]
-    po = polib.pofile(str(path))
-    problems = []
     wanted = {text for text, _ in doc_units(source_path(root, doc))}
+    return entry_problems(polib.pofile(str(path)), wanted, check_translation)
+
+
+def entry_problems(po: polib.POFile, wanted: set[str], check: Callable[[str, str], list[str]],
+                   what: str = "") -> list[str]:
+    """A catalogue's problems against the units ``wanted``: units missing or stale, entries
+    fuzzy or untranslated, and what ``check(English, translation)`` finds; each named
+    ``what`` (e.g. "comment ") and its English."""
     have = {e.msgid for e in po if not e.obsolete}
-    for text in sorted(wanted - have):
-        problems.append(f"not in the catalogue (run `make catalogues`): {text[:70]!r}")
-    for text in sorted(have - wanted):
-        problems.append(f"no longer in the English (run `make catalogues`): {text[:70]!r}")
+    problems = [f"{what}not in the catalogue (run `make catalogues`): {t[:70]!r}"
+                for t in sorted(wanted - have)]
+    problems += [f"{what}no longer in the English (run `make catalogues`): {t[:70]!r}"
+                 for t in sorted(have - wanted)]
     for e in po:
         if e.obsolete:
             continue
-        head = f"{e.msgid[:70]!r}"
+        head = f"{what}{e.msgid[:70]!r}"
         if "fuzzy" in e.flags:
             problems.append(f"fuzzy (the English changed; check and clear the flag): {head}")
         elif not e.msgstr:
             problems.append(f"untranslated: {head}")
         else:
-            problems += [f"{head}: {p}" for p in check_translation(e.msgid, e.msgstr)]
+            problems += [f"{head}: {p}" for p in check(e.msgid, e.msgstr)]
     return problems
 
 
@@ -222,6 +231,7 @@ def write_translation(root: Path, doc: str, out_root: Path, lang: str = "zh",
     """
     src = source_path(root, doc)
     translations = load_translations(root, doc)
+    code_comments = load_comment_translations(root, doc)
     out = out_root / src.relative_to(root)
     out.parent.mkdir(parents=True, exist_ok=True)
     if src.suffix == ".md":
@@ -255,7 +265,7 @@ def write_translation(root: Path, doc: str, out_root: Path, lang: str = "zh",
         if cell["cell_type"] == "markdown":
             text = translate_source(text, translations)
         elif cell["cell_type"] == "code":
-            text, _ = setup_with_language(text, lang)
+            text, _ = setup_with_language(translate_code(text, code_comments), lang)
         cell["source"] = text.splitlines(keepends=True)
     out.write_text(json.dumps(nb, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     return out

@@ -112,11 +112,12 @@ def fix(text: str) -> str:
 
 
 def catalogues(root: Path) -> list[Path]:
-    """Every Chinese catalogue: the chapters' (``locales/zh_CN``), the package's, and the one of
-    the texts the package shows unmarked (``outputs.po``)."""
+    """Every Chinese catalogue: the chapters' prose and code comments (``locales/zh_CN``), the
+    package's, and the one of the texts the package shows unmarked (``outputs.po``)."""
     from .package import catalog_folder, output_catalog_path
 
-    return [*sorted((root / "locales" / "zh_CN" / "LC_MESSAGES").glob("*.po")),
+    folder = root / "locales" / "zh_CN" / "LC_MESSAGES"
+    return [*sorted(folder.glob("*.po")), *sorted(folder.glob("comments/*.po")),
             *sorted(catalog_folder().glob("*.po")), output_catalog_path()]
 
 
