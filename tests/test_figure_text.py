@@ -14,6 +14,10 @@ Texts are compared as the rectangles their ink occupies on screen (the line box 
 font leaves empty above and below the glyphs; rotated tick labels as rotated rectangles), with a
 1 px tolerance. Known defects are named in ``EXCEPTIONS``, each with its reason.
 
+At 375 px the same load then drives every explorer's controls (each slider to its ends, menus
+through their options, checkboxes both ways) and measures its figure again after each move: a
+phone's layout must hold in every state, not only the first (issue 25, item 3).
+
 The same load also checks that the page does not scroll sideways at 375 px, and, at 1280 px,
 audits the page with axe-core (WCAG 2.x A/AA): no critical or serious violation, then runs every
 explorer's check (``_site_explorers.check_explorers``) and the page checks of ``test_site``.
@@ -32,6 +36,7 @@ import pytest
 from test_site import check_english_page
 from test_site_zh import check_chinese_page
 
+from _explorers import controls, load_model, message, set_control, thin
 from _site import SITE, axe_violations, browser, pages, serve, wait_for_figures
 from _site_explorers import check_explorers, explorer_pages, write_report
 
@@ -52,9 +57,6 @@ EXCEPTIONS: dict[tuple[str, int, int], tuple[tuple[str, ...], str]] = {
     ("07_encoder_decoder", 1, 375): (("drawn over the annotation 'EncoderLayer × 2'",
                                       "drawn over the annotation 'DecoderLayer × 2'"),
                                      "issue 25 item 4, open: as on the welcome page's map"),
-    ("09_induction_heads", 0, 375): (("drawn over the annotation 'chance", "随机猜测"),
-                                     "issue 25 item 4, open: on a phone the 1-layer curve "
-                                     "crosses the chance line's label"),
     ("10_positions", 2, 375): (("drawn over the legend 'this offset'", "当前偏移"),
                                "issue 25 item 4, open: on a phone the RoPE explorer's legend "
                                "sits on its curve"),
@@ -343,6 +345,9 @@ def test_every_figure_draws_its_text_apart_inside_and_as_held(site, path, width)
         serious = [v for v in (axe_violations(page) if width == 1280 else [])
                    if v["impact"] in ("critical", "serious")]
         _check_text(path, width, figures, overflow, serious, figures_of_its_own, expected)
+        if width == 375 and figures_of_its_own:
+            driven = drive_explorers(page, path)
+            assert not driven, f"{path} at 375 px, explorers driven:\n" + "\n".join(driven)
         if width == 1280:
             check_explorers(page, path, report)
         if width == 1280 and path.startswith("zh/"):
@@ -370,6 +375,52 @@ def _check_text(path, width, figures, overflow, serious, figures_of_its_own, exp
                    f"{', explorer' if fig['explorer'] else ''}): {p}" for p in kept]
     assert not report, "\n".join(report)
     assert not unused, "these exceptions excuse nothing now, remove them:\n" + "\n".join(unused)
+
+
+CONTROLS_JS = """i => Object.entries(CourseAttention.explorers[i].controls)
+  .map(([name, c]) => [name, c.spec.type, c.spec.min ?? null, c.spec.max ?? null,
+                       (c.spec.options || []).map(o => o.value)])"""
+#: How many of a menu's options the phone check visits (spread from the first to the last).
+OPTIONS = 4
+
+
+def _settings(kind, low, high, options) -> list:
+    """The values a reader's thumb reaches first: a slider's ends, a menu's options (up to
+    OPTIONS, spread), a checkbox both ways; text boxes and buttons are left alone."""
+    if kind == "range":
+        return [low, high]
+    if kind == "select":
+        return thin(options, OPTIONS)
+    if kind == "checkbox":
+        return [True, False]
+    return []
+
+
+def drive_explorers(page, path: str) -> list[str]:
+    """Every live explorer of a loaded page (375 px): each control moved to each of
+    :func:`_settings`' values, one at a time and back, and the explorer's figure measured by
+    :func:`problems` after each move. The problems, named by the control and value (and the
+    EXCEPTIONS of the figure's first state excuse the same problems here)."""
+    stem = path.removeprefix("zh/").removeprefix("chapters/").removesuffix(".html")
+    found = []
+    count = page.evaluate("() => window.CourseAttention ? CourseAttention.explorers.length : 0")
+    for i in range(count):
+        if page.evaluate("i => CourseAttention.explorers[i].update === null", i):
+            load_model(page, i)
+        fig_id = page.evaluate("i => CourseAttention.explorers[i].figure.id", i)
+        for name, kind, low, high, options in page.evaluate(CONTROLS_JS, i):
+            before = controls(page, i)[name]
+            for value in _settings(kind, low, high, options):
+                set_control(page, i, name, value)
+                page.evaluate("() => new Promise(r => requestAnimationFrame(() => r()))")
+                if message(page, i):  # the explorer said why it draws nothing: no figure
+                    continue
+                fig = next(f for f in page.evaluate(TEXTS_JS) if f["id"] == fig_id)
+                allowed = EXCEPTIONS.get((stem, fig["index"], 375), ((), ""))[0]
+                found += [f"explorer {i} ({fig_id}), {name} = {value!r}: {p}"
+                          for p in problems(fig) if not any(a in p for a in allowed)]
+            set_control(page, i, name, before)
+    return found
 
 
 def _box(x0, y0, x1, y1):

@@ -282,7 +282,8 @@ def test_figures_and_explorer_build():
         run.steps, run.repeated_loss, run.other_loss, run.chance, (2, 4),
         control=(run.steps, run.repeated_loss), training=(np.arange(1, 5), run.losses),
     )
-    assert len(fig.data) == 4 and fig.layout.shapes[-1].x0 == 2
+    assert len(fig.data) == 5 and fig.layout.shapes[-1].x0 == 2
+    assert fig.data[-1].name.startswith("chance") and fig.data[-1].line.dash == "dash"
     top = max(float(np.max(t.y)) for t in fig.data)  # room above the curves for the labels
     assert fig.layout.yaxis.range[0] == 0 and fig.layout.yaxis.range[1] >= 1.15 * top
     fig = viz.phase_change_figure(run.steps, run.repeated_loss, run.other_loss, run.chance,

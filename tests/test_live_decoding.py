@@ -114,7 +114,7 @@ def _check(page, i, root, n: int) -> int:
         source = tasks.token_names(tasks.encode_source(text)[0, : len(text) + 1])
         assert heat["x"] == bars["x"] == viz.unique_labels(source)
         picked = tasks.token_names(ref["ids"])[step - 1]
-        picks = _("decoder input: {so_far}   →   picks: <b>{token}</b>").split("{token}")[0]
+        picks = _("decoder input: {so_far} → picks: <b>{token}</b>").split("{token}")[0]
         assert line["text"][0].endswith(picks.split("{so_far}")[-1] + f"{picked}</b>")
         title = page.evaluate("i => CourseAttention.explorers[i].figure.layout.title.text", i)
         template = seq2seq.TITLE_AVERAGE if head < 0 else seq2seq.TITLE_HEAD

@@ -314,9 +314,47 @@
                       layout: JSON.parse(JSON.stringify(this.figure.layout || {})) };
     this.controlsBox.hidden = false;
     root.classList.add("ca-live");
+    this.phone = false;
+    if (this.spec.phone && this.isPhone()) this.fitWidth();
     if (this.spec.model) this.offerModel();
     else this.start();
   }
+
+  // A phone's layout (spec.phone, a patch of the figure's layout: e.g. the word plane above
+  // the bars instead of beside them) where the figure is narrower than PHONE_PX; the first
+  // state takes it at once, every redraw after, and a turned phone switches back and forth.
+  var PHONE_PX = 480;
+  Explorer.prototype.isPhone = function () {
+    return (this.figure.clientWidth || this.root.clientWidth) < PHONE_PX;
+  };
+  Explorer.prototype.layoutFor = function (layout) {
+    this.phone = Boolean(this.spec.phone) && this.isPhone();
+    return this.phone ? merge(layout, this.spec.phone) : layout;
+  };
+  Explorer.prototype.fitWidth = function () {
+    if (this.lastResult && !this.lastResult.message) return this.redraw();
+    var data = this.figure.data || this.template.data;
+    window.Plotly.react(this.figure, data, this.layoutFor(this.template.layout));
+  };
+  // `patch` over `base`: objects merged key by key, arrays element by element, the rest replaced.
+  function merge(base, patch) {
+    if (Array.isArray(patch)) {
+      var out = Array.isArray(base) ? base.slice() : [];
+      patch.forEach(function (p, i) { out[i] = merge(out[i], p); });
+      return out;
+    }
+    if (patch && typeof patch === "object") {
+      var o = Object.assign({}, base && typeof base === "object" ? base : {});
+      Object.keys(patch).forEach(function (k) { o[k] = merge(o[k], patch[k]); });
+      return o;
+    }
+    return patch;
+  }
+  window.addEventListener("resize", function () {
+    explorers.forEach(function (e) {
+      if (e.spec.phone && e.isPhone() !== e.phone) e.fitWidth();
+    });
+  });
 
   Explorer.prototype.addControl = function (c) {
     var self = this, control = makeControl(c, function (name) { self.changed(name); });
@@ -407,7 +445,7 @@
     this.figure.classList.remove("ca-stale");
     var t = this.template;
     var data = result.data.map(function (trace, i) { return Object.assign({}, t.data[i] || {}, trace); });
-    var layout = Object.assign({}, t.layout, result.layout || {});
+    var layout = this.layoutFor(Object.assign({}, t.layout, result.layout || {}));
     window.Plotly.react(this.figure, data, layout);
     this.lastResult = result;
     this.computeMs.push(t1 - t0);
@@ -431,7 +469,7 @@
   }
 
   window.CourseAttention = {
-    math: math, register: register, explorers: explorers, loadModel: loadModel,
+    math: math, register: register, explorers: explorers, loadModel: loadModel, merge: merge,
     decodeTensor: decodeTensor, boot: boot, format: format, formatNumber: formatNumber,
   };
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", boot);

@@ -53,7 +53,7 @@ STEP_ROWS = (N_("step 1"), N_("step 2"), N_("step 3"), N_("step 4"), N_("step 5"
 TEXT = {
     "empty": EMPTY, "not_digit": NOT_DIGIT, "wrong_length": WRONG_LENGTH,
     "title_average": TITLE_AVERAGE, "title_head": TITLE_HEAD,
-    "picks": N_("decoder input: {so_far}   →   picks: <b>{token}</b>"),
+    "picks": N_("decoder input: {so_far} → picks: <b>{token}</b>"),
     **{f"step_{i + 1}": row for i, row in enumerate(STEP_ROWS)},  # the rows' labels
 }
 

@@ -57,6 +57,7 @@ def spec(keys: Sequence[str] = viz.LOOKUP_KEYS) -> dict[str, Any]:
                  "values": [toy.FRUIT_DICT[k] for k in keys], "range": QUERY_RANGE,
                  "labels": viz.lookup.label_spec(keys, label=_("query"))},
         "text": {"title": TITLE},
+        "phone": viz.lookup.SOFT_LOOKUP_PHONE,
     }
 
 

@@ -123,8 +123,9 @@
       } // (a menu only moves the frame: the same arrays tell plotly not to recompute them)
       var labels = d.labels[n - 1], narrow = isNarrow(), text = title(v);
       relabel(labels, v);
-      // two lines: the break after the first comma ("causal mask,<br>4 real tokens of 6")
-      if (narrow) text = text.replace(/, |，/, function (comma) { return comma.trim() + "<br>"; });
+      // two lines: the break after the first comma or colon ("causal mask,<br>4 real tokens of
+      // 6"; "…掩码：<br>4/6 个真实词元")
+      if (narrow) text = text.replace(/, |，|: |：/, function (comma) { return comma.trim() + "<br>"; });
       var layout = {
         dragmode: false,
         shapes: [frame(v.query, v.key, ""), frame(v.query, v.key, "2")],

@@ -336,7 +336,7 @@ def decoding_traces(steps: Any, step: int) -> tuple[go.Heatmap, go.Bar, go.Scatt
         x=[0.5],
         y=[0.5],
         mode="text",
-        text=[_("decoder input: {so_far}   →   picks: <b>{token}</b>").format(
+        text=[_("decoder input: {so_far} → picks: <b>{token}</b>").format(
             so_far=so_far, token=steps.tokens[step])],
         textfont=dict(size=14),
         xaxis="x3",

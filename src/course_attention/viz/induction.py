@@ -52,7 +52,8 @@ def phase_change_figure(
 ) -> go.Figure:
     """Loss on the repeated tokens and on the others ``(n,)`` against training ``steps`` ``(n,)``.
 
-    Introduced in chapter 9. A dashed line marks chance, ``ln(vocab)``; a shaded band the
+    Introduced in chapter 9. A dashed line marks chance, ``ln(vocab)`` (named in the legend,
+    the last entry); a shaded band the
     ``window`` ``(start, end)`` where the loss falls fastest (if given); a dotted vertical line
     the step ``switch`` after which the training data have even copy distances (if given).
     ``control`` ``(steps, repeated)`` adds a second model's loss on repeated tokens (the
@@ -81,13 +82,12 @@ def phase_change_figure(
     fig = go.Figure(traces)
     top = max(chance, *(float(np.nanmax(t.y)) for t in traces))
     fig.update_traces(mode="lines" if len(s) > 30 else "lines+markers")  # dense checkpoints
-    fig.add_hline(
-        y=chance,
-        line_dash="dash",
-        line_color="grey",
-        annotation_text=_("chance ln(vocab) = {chance:.2f}").format(chance=chance),
-        annotation_position="bottom right",  # below the line: clear of the window's label
-    )
+    # chance: a dashed line named in the legend (a label on the plot met a curve on a phone)
+    fig.add_trace(go.Scatter(
+        x=[float(s.min()), float(s.max())], y=[chance, chance], mode="lines",
+        line=dict(color="grey", dash="dash", width=1.5), hoverinfo="skip",
+        name=_("chance ln(vocab) = {chance:.2f}").format(chance=chance),
+    ))
     if window is not None:
         fig.add_vrect(
             x0=window[0],
@@ -109,7 +109,7 @@ def phase_change_figure(
     fig.update_xaxes(title=_("training step"), range=[float(s.min()), float(s.max())])
     fig.update_yaxes(title=_("next-token loss (nats)"), range=[0, 1.2 * top])
     # the legend under the plot: inside it, it hid the plunge on a phone
-    return _layout(fig, title, height=420 + 24 * len(traces),
+    return _layout(fig, title, height=420 + 24 * len(fig.data),
                    legend=dict(orientation="h", x=0, xanchor="left", y=-0.3, yanchor="top"))
 
 

@@ -74,6 +74,14 @@ def _plane_scales(x_span: float, y_span: float, domain: float, height: int) -> l
     return [min((w - 80) * domain / x_span, (height - 110) / y_span) for w in _FIGURE_WIDTHS_PX]
 
 
+def _lookup_scales(span: float) -> list[float]:
+    """The soft look-up plane's scales: beside the bars at the site's two widths (its domain
+    0.36 of 430 px high), and above them on a phone (:data:`SOFT_LOOKUP_PHONE`, 375 px)."""
+    p = SOFT_LOOKUP_PHONE
+    band = (p["height"] - 160) * (p["yaxis"]["domain"][1] - p["yaxis"]["domain"][0])
+    return [*_plane_scales(span, span, 0.36, 430), min(_FIGURE_WIDTHS_PX[0] - 80, band) / span]
+
+
 #: A Chinese character's width in em (a full em, about twice a Latin letter's).
 _WIDE_EM = 1.0
 #: The wide characters (CJK and full-width forms); ``lookup.js`` uses the same ranges.
@@ -160,7 +168,8 @@ def label_spec(keys: Sequence[str] = LOOKUP_KEYS, label: str | None = None) -> d
     span = 2 * LOOKUP_PLANE
     return {"positions": [[n, *d] for n, d in _TEXT_POSITIONS.items()],
             "keys": key_label_positions(keys), "label": label,
-            "scales": _plane_scales(span, span, 0.36, 430), "font": _FONT_PX, "gap": _GAP_PX,
+            "scales": _lookup_scales(span),
+            "font": _FONT_PX, "gap": _GAP_PX,
             "char": _CHAR_EM, "wide": _WIDE_EM}
 
 
@@ -170,7 +179,7 @@ def key_label_positions(keys: Sequence[str] = LOOKUP_KEYS) -> list[str]:
 
     span, lim = 2 * LOOKUP_PLANE, LOOKUP_PLANE
     return label_positions(toy.word_matrix(list(keys)), list(keys),
-                           _plane_scales(span, span, 0.36, 430), (-lim, lim, -lim, lim))
+                           _lookup_scales(span), (-lim, lim, -lim, lim))
 
 
 def query_label_position(
@@ -188,7 +197,7 @@ def query_label_position(
     K = toy.word_matrix(list(keys))  # (n_keys, 2)
     taken = list(zip(K, keys, key_label_positions(keys), strict=True))
     return label_positions(np.asarray(query, dtype=float)[None, :], [label],
-                           _plane_scales(span, span, 0.36, 430), (-lim, lim, -lim, lim),
+                           _lookup_scales(span), (-lim, lim, -lim, lim),
                            fixed=K, taken=taken)[0]
 
 
@@ -307,6 +316,18 @@ def soft_lookup_traces(
         bars,
         result,
     ]
+
+
+#: The soft look-up figure on a phone (``lookup.js`` applies it where the figure is narrower
+#: than 480 px, via the explorer's ``spec["phone"]``): the word plane above, the width of the
+#: figure, so that its labels and the query's tip stay apart; the weights and the value below.
+SOFT_LOOKUP_PHONE: dict = {
+    "height": 720,
+    "xaxis": {"domain": [0.0, 1.0]}, "yaxis": {"domain": [0.52, 1.0]},
+    "xaxis2": {"domain": [0.0, 0.74]}, "yaxis2": {"domain": [0.0, 0.36]},
+    "xaxis3": {"domain": [0.86, 1.0]}, "yaxis3": {"domain": [0.0, 0.36]},
+    "annotations": [{"x": 0.37, "y": 0.36}],  # "weight", over its bars
+}
 
 
 def _soft_lookup_layout(fig: go.Figure, title: str | None, keys: Sequence[str]) -> go.Figure:
