@@ -22,6 +22,18 @@
       return Math.max(0, Math.min(a[2], b[2]) - Math.max(a[0], b[0])) *
         Math.max(0, Math.min(a[3], b[3]) - Math.max(a[1], b[1]));
     }
+    // viz.lookup._segment_in_box: the length of the arrow 0 -> end (px) inside box b
+    function segmentInBox(end, b) {
+      var t0 = 0, t1 = 1, axes = [[end[0], b[0], b[2]], [end[1], b[1], b[3]]];
+      for (var i = 0; i < 2; i++) {
+        var d = axes[i][0], lo = axes[i][1], hi = axes[i][2];
+        if (d === 0) { if (!(lo <= 0 && 0 <= hi)) return 0; continue; }
+        var a = lo / d, c = hi / d;
+        t0 = Math.max(t0, Math.min(a, c)); t1 = Math.min(t1, Math.max(a, c));
+        if (t0 >= t1) return 0;
+      }
+      return (t1 - t0) * Math.hypot(end[0], end[1]);
+    }
     function position(name) { return POS.filter(function (p) { return p[0] === name; })[0]; }
     function queryLabelPosition(q) {
       var angle = (q[0] || q[1]) ? Math.atan2(q[1], q[0]) * 180 / Math.PI : 90;
@@ -42,6 +54,9 @@
           });
           markers.forEach(function (m) {
             cost += overlap(b, [m[0] * scale - 5, m[1] * scale - 5, m[0] * scale + 5, m[1] * scale + 5]);
+          });
+          markers.forEach(function (m) { // each marker's arrow from the origin
+            cost += segmentInBox([m[0] * scale, m[1] * scale], b) * L.font;
           });
           var r = d.range * scale, plane = [-r, -r, r, r];
           cost += (b[2] - b[0]) * (b[3] - b[1]) - overlap(b, plane);

@@ -96,7 +96,8 @@ def phase_change_figure(
             opacity=0.15,
             line_width=0,
             annotation_text=_("steps {start}–{end}").format(start=window[0], end=window[1]),
-            annotation_position="top left",
+            # centred over the band: from its left edge it reached the switch's line on a phone
+            annotation_position="top",
         )
     if switch is not None:
         fig.add_vline(
@@ -343,7 +344,10 @@ def ablation_figure(
             y=_rounded(a.ravel()),
             marker_color=colours,
             text=[f"{v:.2f}" for v in a.ravel()],
-            textposition="outside",
+            # at the foot of each bar: the two levels below cross the bars near their tops
+            # (a head that matters little ends near "no head off"), never at their feet
+            textposition="inside", insidetextanchor="start", textangle=0,
+            textfont=dict(color="white"),
             hovertemplate=_("%{x} off<br>loss %{y:.3f} nats<extra></extra>"),
             showlegend=False,
         )

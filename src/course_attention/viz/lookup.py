@@ -112,6 +112,22 @@ def _overlap_px(a: np.ndarray, b: np.ndarray) -> float:
     return max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
 
 
+def _segment_in_box(end: np.ndarray, box: np.ndarray) -> float:
+    """Length in px of the arrow from the origin to ``end`` (px) inside ``box`` ``(left, bottom,
+    right, top)``: Liang–Barsky clipping. ``lookup.js`` computes the same."""
+    t0, t1 = 0.0, 1.0
+    for d, lo, hi in ((end[0], box[0], box[2]), (end[1], box[1], box[3])):
+        if d == 0:
+            if not lo <= 0 <= hi:
+                return 0.0
+            continue
+        a, b = sorted((lo / d, hi / d))
+        t0, t1 = max(t0, a), min(t1, b)
+        if t0 >= t1:
+            return 0.0
+    return (t1 - t0) * float(np.hypot(end[0], end[1]))
+
+
 def label_positions(
     tips: ArrayLike,
     words: Sequence[str],
@@ -129,8 +145,8 @@ def label_positions(
     already placed ``(tip, word, position)``. Greedy, in
     order: each label takes the first of plotly's eight text positions, tried from the one
     pointing away from the origin, whose box (an over-estimate of the text) stays on the
-    plane and misses every label already placed and every marker, at every scale; if none
-    does, the one that overlaps or sticks out least.
+    plane and misses every label already placed, every marker and every marker's arrow from the
+    origin, at every scale; if none does, the one that overlaps, is crossed or sticks out least.
     """
     tips = np.asarray(tips, dtype=float).reshape(-1, 2)
     markers = np.concatenate([tips, np.asarray(fixed, dtype=float).reshape(-1, 2)])
@@ -149,6 +165,9 @@ def label_positions(
                 cost += sum(_overlap_px(box, _label_box(t, w, p, scale))
                             for (t, w), p in zip(placed, out, strict=True))
                 cost += sum(_overlap_px(box, np.r_[m * scale - 5, m * scale + 5]) for m in markers)
+                # every marker is the tip of an arrow from the origin: a label it crosses is
+                # hard to read (a crossing costs its length times the text's height)
+                cost += sum(_segment_in_box(m * scale, box) for m in markers) * _FONT_PX
                 plane = np.array(bounds)[[0, 2, 1, 3]] * scale  # (left, bottom, right, top)
                 area = (box[2] - box[0]) * (box[3] - box[1])
                 cost += area - _overlap_px(box, plane)  # what sticks out of the plane
