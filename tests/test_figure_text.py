@@ -62,9 +62,6 @@ EXCEPTIONS: dict[tuple[str, int, int], tuple[tuple[str, ...], str]] = {
                                   "corner of the toy plane; no place for 'chair' misses every "
                                   "arrow (viz.lookup.label_positions picks the least crossed)")
        for w in WIDTHS},
-    ("10_positions", 2, 375): (("drawn over the legend 'this offset'", "当前偏移"),
-                               "issue 25 item 4, open: on a phone the RoPE explorer's legend "
-                               "sits on its curve"),
 }
 
 # JavaScript run in the page: every drawn text of every figure, as the four corners of its

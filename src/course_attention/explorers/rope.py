@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import viz
 from ..i18n import N_, _
 from .core import Explorer, number_options, register
 from .positions import BASES, WIDTHS
@@ -42,7 +43,8 @@ def rope_live(widths: list[int], max_offset: int) -> dict[str, Any]:
     return {"kind": "rope", "scripts": ["positions"],
             "data": {"max_offset": int(max_offset), "vectors": vectors},
             "text": {"title": TITLE, "no_vectors": N_("No random vectors for d = {d}."),
-                     "bad_offset": N_("Pick an offset from 0 to {max}.")}}
+                     "bad_offset": N_("Pick an offset from 0 to {max}.")},
+            "phone": viz.positions.ROPE_PHONE}
 
 
 @register

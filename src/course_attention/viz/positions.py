@@ -76,6 +76,13 @@ def rope_offset_traces(
     ]
 
 
+#: The RoPE figure on a phone (the explorer's ``spec["phone"]``, applied under 480 px): the
+#: legend, between the panels on a wide screen, wraps to four rows there and lay on the lower
+#: panel's curves; it goes under the figure instead.
+ROPE_PHONE: dict = {"height": 700, "margin": {"b": 170},
+                    "legend": {"y": -0.13, "yanchor": "top", "x": 0}}
+
+
 def _rope_axes(fig: go.Figure, d: int, max_offset: int) -> go.Figure:
     fig.update_layout(
         legend=dict(orientation="h", y=0.47, x=0),
