@@ -255,28 +255,34 @@ LABELS = ("annotation", "legend", "legend title", "title")
 JUNCTIONS = ("+",)
 
 
-def _inside(x, y, corners, tol=TOLERANCE) -> bool:
-    """Whether the point lies inside the axis-aligned ink box of ``corners`` by more than tol."""
-    xs, ys = [c[0] for c in corners], [c[1] for c in corners]
-    return min(xs) + tol < x < max(xs) - tol and min(ys) + tol < y < max(ys) - tol
-
-
 def _crossed(figure: dict) -> list[str]:
     """Labels drawn over data: a line, an arrow (other than the label's own), a bar or a marker
     running through an annotation, a legend entry or a title; a line or an arrow through a
     number or word drawn at a bar or point (cell text) (issue 25, item 4)."""
     found = []
+    marks = figure.get("marks", [])
+    # each line's extent, once: most lines are nowhere near most labels (a page's heatmaps
+    # hold hundreds of numbers, its curves thousands of points)
+    extents = [(min(x for x, _ in m["points"]), min(y for _, y in m["points"]),
+                max(x for x, _ in m["points"]), max(y for _, y in m["points"]))
+               if m.get("points") else None for m in marks]
     for t in figure["texts"]:
         cell = t["kind"] == "cell text"  # a value on a bar, a word at a point: lines only
         if (t["kind"] not in LABELS and not cell) or t["text"].strip() in JUNCTIONS:
             continue
-        for mark in figure.get("marks", []):
+        xs, ys = [c[0] for c in t["corners"]], [c[1] for c in t["corners"]]
+        left, top = min(xs) + TOLERANCE, min(ys) + TOLERANCE
+        right, bottom = max(xs) - TOLERANCE, max(ys) - TOLERANCE
+        for mark, extent in zip(marks, extents, strict=True):
             if mark["kind"] == "arrow" and mark["owner"] == t.get("owner"):
                 continue
             if cell and "points" not in mark:
                 continue
-            if "points" in mark:
-                hit = sum(_inside(x, y, t["corners"]) for x, y in mark["points"])
+            if "points" in mark:  # a point inside the text's ink box by more than TOLERANCE
+                if extent is None or extent[0] >= right or extent[2] <= left \
+                        or extent[1] >= bottom or extent[3] <= top:
+                    continue
+                hit = any(left < x < right and top < y < bottom for x, y in mark["points"])
             else:
                 x0, y0, x1, y1 = mark["box"]
                 hit = _overlap(t["corners"], _box(x0, y0, x1, y1)) > TOLERANCE
