@@ -10,7 +10,7 @@ import pytest
 
 from course_book.i18n import catalog
 from course_book.i18n import comments as cm
-from course_book.i18n.terms import glossary, package_term_misses
+from course_book.i18n.terms import package_term_misses
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = [d for d in catalog.documents(ROOT) if catalog.source_path(ROOT, d).suffix == ".ipynb"]
@@ -96,7 +96,3 @@ def test_the_comments_use_the_glossary_terms(doc: str) -> None:
     misses = [(term, zh, en[:80]) for term, zh, en in package_term_misses(ROOT, path)
               if COMMENT_SENSES.get(term, "\0") not in chinese[en]]
     assert not misses, f"{doc}: {len(misses)} comment(s) without the glossary's term: {misses[:5]}"
-
-
-def test_the_glossary_is_read():
-    assert glossary(ROOT)["query"] == "查询"

@@ -138,3 +138,13 @@ def test_no_two_figure_modules_export_the_same_name():
     clashes = {name: mods for name, mods in owners.items() if len(mods) > 1}
     assert not clashes, clashes
     assert len(package.__all__) == len(set(package.__all__))
+
+
+def test_an_arrow_from_the_origin_is_clipped_to_a_label_box():
+    from course_attention.viz.lookup import _segment_in_box
+
+    box = np.array([10.0, -5.0, 30.0, 5.0])  # (left, bottom, right, top), px
+    assert np.isclose(_segment_in_box(np.array([40.0, 0.0]), box), 20.0)  # crosses it whole
+    assert np.isclose(_segment_in_box(np.array([20.0, 0.0]), box), 10.0)  # ends inside
+    assert _segment_in_box(np.array([0.0, 40.0]), box) == 0.0  # passes beside it
+    assert _segment_in_box(np.array([5.0, 0.0]), box) == 0.0  # stops short

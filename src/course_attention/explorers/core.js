@@ -469,7 +469,7 @@
   }
 
   window.CourseAttention = {
-    math: math, register: register, explorers: explorers, loadModel: loadModel, merge: merge,
+    math: math, register: register, explorers: explorers, loadModel: loadModel,
     decodeTensor: decodeTensor, boot: boot, format: format, formatNumber: formatNumber,
   };
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", boot);

@@ -11,8 +11,9 @@ chapter beside the prose's, kept in step by the same merge (:func:`catalog.merge
 * :func:`check_comment` asks a translation to keep every code token of its comment (names,
   shapes such as ``(batch, seq, d_model)``, numbers, operators), each as often as the English.
 
-Cells tagged ``remove-cell`` (the book's bookkeeping, shown to no reader) and pragma comments
-(``# noqa``, ``# type:``) are left as they are.
+The comments of cells tagged ``remove-cell`` (the book's bookkeeping, shown to no reader) and
+pragma comments (``# noqa``, ``# type:``) are not catalogued; :func:`translate_code` replaces
+only comments that have a catalogue entry.
 """
 
 from __future__ import annotations
