@@ -7,7 +7,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +24,7 @@ __all__ = [
     "torch_threads",
     "Adam",
     "fit",
+    "in_background",
     "train",
     "sequence_accuracy",
     "accuracy_by_length",
@@ -225,6 +228,41 @@ def fit(
         seconds = time.perf_counter() - start
     model.eval()
     return TrainingLog(losses, seconds)
+
+
+def _cores() -> int:
+    """The cores this process may run on (a container's limit, not the machine's)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def in_background(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
+    """Start ``fn(*args, **kwargs)`` in a fresh Python process and return its ``Future``.
+
+    Introduced in chapter 9, which trains its 1-layer control this way while the 2-layer model
+    trains: each training uses one core (:func:`fit`'s default), so two cores finish both in
+    the time of the longer. ``fn`` must be importable (a package function, not one defined in a
+    notebook), its arguments and result picklable. The process is a fresh interpreter (joblib's
+    loky executor) that shares nothing with this one, so ``fn`` returns exactly what it returns
+    when called here: the same seeds, kernels and thread count give the same numbers, bit for
+    bit. ``.result()`` waits for it and
+    re-raises its exception, if any. With one core, ``fn`` runs here before this returns.
+    """
+    if not callable(fn):
+        raise ValueError(f"fn must be callable; got {type(fn).__name__}")
+    if _cores() < 2:
+        future: Future = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except Exception as error:  # noqa: BLE001 - handed to the caller by .result()
+            future.set_exception(error)
+        return future
+    from joblib.externals.loky import get_reusable_executor
+
+    # loky starts a fresh interpreter without re-running the caller's script, so a script with
+    # no ``if __name__ == "__main__"`` guard works too; its worker waits 60 s for the next job
+    return get_reusable_executor(max_workers=1, timeout=60).submit(fn, *args, **kwargs)
 
 
 def train(
