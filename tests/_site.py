@@ -91,17 +91,31 @@ FIGURES_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).m
 }))"""
 
 
+#: Every figure's titles settled: the site wraps them again after each draw, by the width they
+#: are drawn at (``course_book/static/course_titles.js``), and marks a figure "done" once its
+#: layout holds them (true where the page has no such script: a standalone explorer).
+TITLES_SETTLED_JS = (
+    "() => !window.CourseTitles || Array.from(document.querySelectorAll('.js-plotly-plot'))"
+    ".every(gd => gd.getAttribute('data-ca-titles') === 'done')"
+)
 #: Every plotly figure of the page is drawn (plotly has laid it out and made its SVG).
 FIGURES_DRAWN_JS = (
     "n => { const g = Array.from(document.querySelectorAll('.plotly-graph-div'));"
     " return g.length >= n"
-    " && g.every(gd => gd._fullLayout && gd.querySelector('.main-svg')); }"
+    " && g.every(gd => gd._fullLayout && gd.querySelector('.main-svg'))"
+    " && (" + TITLES_SETTLED_JS + ")(); }"
 )
 
 
 def wait_for_figures(page: object, expected: int, timeout: int = 10000) -> None:
-    """Wait until ``expected`` plotly figures are drawn on ``page`` (a playwright page)."""
+    """Wait until ``expected`` plotly figures are drawn on ``page`` (a playwright page), their
+    titles wrapped for the width they are drawn at."""
     page.wait_for_function(FIGURES_DRAWN_JS, arg=expected, timeout=timeout)
+
+
+def wait_for_titles(page: object, timeout: int = 5000) -> None:
+    """Wait until every figure's titles are wrapped for its width (after a redraw)."""
+    page.wait_for_function(TITLES_SETTLED_JS, timeout=timeout)
 
 
 #: What a page shows of notebook-only outputs: an element of an explorer's saved first state

@@ -8,7 +8,9 @@ state the page first shows — is measured in Chromium:
     colour-bar titles and ticks, slider and menu labels, numbers drawn in cells);
 (b) every drawn text lies inside the figure's box (nothing is cut);
 (c) the title, axis titles and annotations drawn equal the text the figure holds, with HTML tags
-    stripped and entities decoded (a held ``&quot;`` is drawn ``"``, never ``&quot;``).
+    stripped and entities decoded (a held ``&quot;`` is drawn ``"``, never ``&quot;``);
+(d) a title line (a figure's or a panel's) that fits the width it is drawn at is drawn whole:
+    the site wraps titles by that width (``course_titles.js``), not at Python's 34 letters.
 
 Texts are compared as the rectangles their ink occupies on screen (the line box less what the
 font leaves empty above and below the glyphs; rotated tick labels as rotated rectangles), with a
@@ -37,7 +39,7 @@ from test_site import check_english_page
 from test_site_zh import check_chinese_page
 
 from _explorers import controls, load_model, message, set_control, thin
-from _site import SITE, axe_violations, browser, pages, serve, wait_for_figures
+from _site import SITE, axe_violations, browser, pages, serve, wait_for_figures, wait_for_titles
 from _site_explorers import check_explorers, explorer_pages, write_report
 
 pytestmark = pytest.mark.browser
@@ -177,8 +179,20 @@ TEXTS_JS = r"""() => {
       t.owner = a ? a.getAttribute('data-index') : null;
       delete t.el;
     });
+    // each title line the site's wrap joined (course_titles.js) that fits its room whole, and
+    // whether it is drawn whole (issue 25, item 5: wrapped by the drawn width, not at 34 letters)
+    const wraps = [];
+    if (window.CourseTitles) CourseTitles.sources(gd).forEach(s => {
+      const drawn = String(s.drawn).split(/<br\s*\/?>/i);
+      CourseTitles.unwrapped(s.source, s.chars).forEach(line => {
+        if (line.indexOf('<') >= 0) return;
+        const w = CourseTitles.width(line, s.font);
+        if (w <= s.room) wraps.push({what: s.what, line, width: w, room: s.room,
+                                     whole: drawn.includes(line)});
+      });
+    });
     return {index: f, id: gd.id, explorer, box: [box.left, box.top, box.right, box.bottom],
-            texts, held, marks};
+            texts, held, marks, wraps};
   });
 }"""
 
@@ -240,6 +254,8 @@ def problems(figure: dict) -> list[str]:
                     f"overlap {depth:.0f} px: {a['kind']} {a['text']!r} / {b['kind']} {b['text']!r}"
                 )
     found += _crossed(figure)
+    found += [f"broken though it fits: {w['what']} line {w['line']!r} ({w['width']:.0f} px of "
+              f"{w['room']:.0f})" for w in figure.get("wraps", []) if not w["whole"]]
     for h in figure["held"]:
         if h["drawn"] is None:
             found.append(f"not drawn: {h['what']} {h['held']!r}")
@@ -439,6 +455,7 @@ def drive_explorers(page, path: str) -> list[str]:
             for value in _settings(kind, low, high, options):
                 set_control(page, i, name, value)
                 page.evaluate("() => new Promise(r => requestAnimationFrame(() => r()))")
+                wait_for_titles(page)
                 if message(page, i):  # the explorer said why it draws nothing: no figure
                     continue
                 fig = next(f for f in page.evaluate(TEXTS_JS) if f["id"] == fig_id)

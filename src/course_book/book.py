@@ -449,6 +449,7 @@ def setup(app: Any) -> dict[str, Any]:
     app.connect("builder-inited", _add_static_path)
     app.add_css_file("course_attention.css")
     app.add_js_file("course_attention.js", loading_method="defer")
+    app.add_js_file("course_titles.js", loading_method="defer")  # titles wrapped as drawn
     app.connect("build-finished", _copy_plotly_js)
     app.connect("build-finished", _copy_explorer_scripts)
     app.connect("build-finished", _accessible_theme_switch)

@@ -66,7 +66,10 @@ _TEMPLATE: go.layout.Template | None = None
 
 
 #: A title's size (px) and the characters of one of its lines that fit a 375 px phone screen
-#: (a 327 px figure); plotly does not wrap titles, so :func:`wrap_title` breaks longer ones.
+#: (a 327 px figure); plotly does not wrap titles, so :func:`wrap_title` breaks longer ones. A
+#: notebook cannot measure its figures, so this wrap is for the narrowest screen; the website
+#: wraps every figure's titles again by the width each is drawn at
+#: (``course_book/static/course_titles.js``, which joins the lines this wrap broke).
 TITLE_SIZE = 16
 TITLE_CHARS = 34
 
@@ -286,7 +289,9 @@ def _bars(w: np.ndarray, keys: Sequence[str]) -> go.Bar:
 
 
 #: The style of a panel's title above a subplot (paper coordinates, no arrow).
-_PANEL_TITLE = dict(xref="paper", yref="paper", showarrow=False, yanchor="bottom")
+#: Centred over its panel: the site wraps it to the panel's width (course_titles.js).
+_PANEL_TITLE = dict(xref="paper", yref="paper", showarrow=False, xanchor="center",
+                    yanchor="bottom")
 
 
 def _two_panels(
