@@ -36,8 +36,8 @@ from . import ModernConfig, ModernGPT
 
 __all__ = ["FAMILIES", "hf_config", "name_pairs", "to_hf", "from_hf", "hf_cache", "hf_greedy"]
 
-#: The model families the course converts: the name ``to_hf`` takes, Hugging Face's
-#: ``model_type``, and whether the family normalises queries and keys (QK-norm).
+#: The model families the course converts, by the name ``to_hf`` takes (Hugging Face's
+#: ``model_type``), with whether the family normalises queries and keys (QK-norm).
 FAMILIES = {"llama": False, "qwen3": True}
 
 
