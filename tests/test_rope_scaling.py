@@ -1,0 +1,84 @@
+"""Chapter 12's RoPE-scaling rules (``course_attention.rope_scaling``) equal Hugging Face's
+``ROPE_INIT_FUNCTIONS``: the inverse frequencies bit for bit and the attention factor."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from course_attention import numpy_ref, rope_scaling
+
+transformers = pytest.importorskip("transformers")
+from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS  # noqa: E402
+
+D, THETA, CONTEXT = 16, 500.0, 64
+
+
+def hf_rule(rope_type: str, seq_len: int | None = None, **params):
+    config = transformers.LlamaConfig(
+        hidden_size=4 * D, num_attention_heads=4, head_dim=D, max_position_embeddings=CONTEXT,
+        rope_parameters={"rope_type": rope_type, "rope_theta": THETA, **params})
+    return ROPE_INIT_FUNCTIONS[rope_type](config, None, seq_len=seq_len)
+
+
+def same(ours, theirs) -> None:
+    assert torch.equal(ours[0], theirs[0]) and ours[1] == theirs[1]
+
+
+def test_the_plain_frequencies_are_chapter_10s():
+    theirs = torch.as_tensor(numpy_ref.rotary_frequencies(D, THETA), dtype=torch.float32)
+    torch.testing.assert_close(rope_scaling.inverse_frequencies(D, THETA), theirs)
+
+
+@pytest.mark.parametrize("factor", [1.0, 2.0, 4.0])
+def test_linear_interpolation_is_hugging_faces(factor):
+    same(rope_scaling.linear_scaling(D, THETA, factor), hf_rule("linear", factor=factor))
+
+
+@pytest.mark.parametrize("seq_len", [10, CONTEXT, 2 * CONTEXT, 5 * CONTEXT])
+def test_dynamic_ntk_is_hugging_faces_and_plain_up_to_the_trained_length(seq_len):
+    ours = rope_scaling.ntk_scaling(D, THETA, 4.0, seq_len=seq_len, context=CONTEXT)
+    same(ours, hf_rule("dynamic", seq_len=seq_len, factor=4.0))
+    if seq_len <= CONTEXT:
+        assert torch.equal(ours[0], rope_scaling.inverse_frequencies(D, THETA))
+
+
+def test_static_ntk_keeps_the_fastest_pair_and_divides_the_slowest_by_the_factor():
+    plain = rope_scaling.inverse_frequencies(D, THETA)
+    scaled, _ = rope_scaling.ntk_scaling(D, THETA, 4.0)
+    assert scaled[0] == plain[0] == 1.0
+    torch.testing.assert_close(scaled[-1], plain[-1] / 4.0, rtol=1e-5, atol=0)
+    assert ((scaled <= plain) & (scaled >= plain / 4.0 - 1e-9)).all()
+
+
+@pytest.mark.parametrize(("factor", "beta_fast", "beta_slow", "truncate"),
+                         [(4.0, 32, 1, True), (8.0, 16, 2, False), (2.0, 32, 1, True)])
+def test_yarn_is_hugging_faces(factor, beta_fast, beta_slow, truncate):
+    ours = rope_scaling.yarn_scaling(D, THETA, factor, CONTEXT, beta_fast, beta_slow, truncate)
+    same(ours, hf_rule("yarn", factor=factor, original_max_position_embeddings=CONTEXT,
+                       beta_fast=beta_fast, beta_slow=beta_slow, truncate=truncate))
+    assert ours[1] == pytest.approx(0.1 * math.log(factor) + 1)
+
+
+def test_llama3_is_hugging_faces():
+    params = dict(factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0,
+                  original_max_position_embeddings=CONTEXT)
+    ours = rope_scaling.llama3_scaling(D, THETA, 8.0, 1.0, 4.0, CONTEXT)
+    same(ours, hf_rule("llama3", **params))
+    plain = rope_scaling.inverse_frequencies(D, THETA)
+    assert ours[0][0] == plain[0]  # the fastest pair: kept
+    assert ours[0][-1] == plain[-1] / 8.0  # the slowest: divided by the factor
+    assert set(rope_scaling.SCALINGS) <= set(ROPE_INIT_FUNCTIONS)
+
+
+def test_bad_arguments_raise_value_errors():
+    with pytest.raises(ValueError, match="even"):
+        rope_scaling.inverse_frequencies(7)
+    with pytest.raises(ValueError, match="factor"):
+        rope_scaling.linear_scaling(D, THETA, 0.5)
+    with pytest.raises(ValueError, match="context"):
+        rope_scaling.ntk_scaling(D, THETA, 2.0, seq_len=100)
+    with pytest.raises(ValueError, match="high_freq_factor"):
+        rope_scaling.llama3_scaling(D, THETA, 8.0, 4.0, 1.0, CONTEXT)
