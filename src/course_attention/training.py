@@ -246,8 +246,8 @@ def in_background(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Futur
     notebook), its arguments and result picklable. The process is a fresh interpreter (joblib's
     loky executor) that shares nothing with this one, so ``fn`` returns exactly what it returns
     when called here: the same seeds, kernels and thread count give the same numbers, bit for
-    bit. ``.result()`` waits for it and
-    re-raises its exception, if any. With one core, ``fn`` runs here before this returns.
+    bit. ``.result()`` waits for it and re-raises its exception, if any. With one core, ``fn``
+    runs here before this returns.
     """
     if not callable(fn):
         raise ValueError(f"fn must be callable; got {type(fn).__name__}")
