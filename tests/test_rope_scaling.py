@@ -82,3 +82,35 @@ def test_bad_arguments_raise_value_errors():
         rope_scaling.ntk_scaling(D, THETA, 2.0, seq_len=100)
     with pytest.raises(ValueError, match="high_freq_factor"):
         rope_scaling.llama3_scaling(D, THETA, 8.0, 4.0, 1.0, CONTEXT)
+
+
+# --- measured on chapter 10's copy task, without retraining --------------------------------------
+
+def test_rotary_takes_other_frequencies():
+    from course_attention import positions
+
+    x = torch.randn(2, 5, D)
+    plain = torch.as_tensor(numpy_ref.rotary_frequencies(D, 10000.0))
+    assert torch.equal(positions.rotary(x, frequencies=plain), positions.rotary(x))
+    slower = positions.rotary(x, frequencies=plain / 2)
+    assert torch.equal(slower[:, :1], x[:, :1])  # position 0 never turns
+    assert not torch.allclose(slower[:, 1:], positions.rotary(x)[:, 1:])
+    with pytest.raises(ValueError, match=r"\(d/2,\)"):
+        positions.rotary(x, frequencies=plain[:3])
+
+
+def test_the_plain_rule_scores_as_chapter_10_and_the_model_is_left_as_it_was():
+    from course_attention import positions
+
+    run = positions.length_generalisation("rotary", seed=1, steps=60, fit_to=None,
+                                          n_per_length=40)
+    layers = [m for m in run.model.modules() if hasattr(m, "rope_factor")]
+    assert rope_scaling.copy_accuracy_scaled(run.model, "plain", seed=1,
+                                             n_per_length=40) == run.exact
+    stretched = rope_scaling.copy_accuracy_scaled(run.model, "yarn", 2.0, seed=1, n_per_length=40)
+    assert set(stretched) == set(run.exact)
+    assert all(m.frequencies is None and m.rope_factor == 1.0 for m in layers)
+    with pytest.raises(ValueError, match="rule"):
+        rope_scaling.copy_accuracy_scaled(run.model, "ntk")
+    with pytest.raises(ValueError, match="rotary"):
+        rope_scaling.copy_accuracy_scaled(positions.copy_model("alibi"), "yarn")

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -54,13 +55,15 @@ def rotary(
     positions: torch.Tensor | None = None,
     base: float = 10000.0,
     pairs: str = "interleaved",
+    frequencies: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Rotary positions (RoPE) in torch, with the contract of ``numpy_ref.rotary``.
 
     Introduced in chapter 10. ``x`` ``(..., seq, d)`` with an even ``d``; ``positions``
     ``(seq,)`` (default ``0 … seq - 1``). Pair ``i`` (features ``2i, 2i + 1``, or ``i, i + d/2``
-    with ``pairs="halves"``) turns by ``position · base^(-2i/d)``. Differentiable; returns
-    ``(..., seq, d)``.
+    with ``pairs="halves"``) turns by ``position · base^(-2i/d)``, or by ``position ·
+    frequencies[i]`` with ``frequencies`` ``(d/2,)`` (chapter 12's long-context rules,
+    ``course_attention.rope_scaling``). Differentiable; returns ``(..., seq, d)``.
     """
     if not isinstance(x, torch.Tensor) or not x.is_floating_point() or x.dim() < 2:
         raise ValueError(
@@ -68,7 +71,12 @@ def rotary(
             f"{tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__}"
         )
     seq, d = x.shape[-2:]
-    theta = torch.as_tensor(numpy_ref.rotary_frequencies(d, base), dtype=x.dtype)  # (d/2,)
+    if frequencies is None:
+        frequencies = torch.as_tensor(numpy_ref.rotary_frequencies(d, base))
+    elif tuple(frequencies.shape) != (d // 2,):
+        raise ValueError(f"frequencies must have shape (d/2,) = ({d // 2},); got "
+                         f"{tuple(frequencies.shape)}")
+    theta = frequencies.to(x.dtype)  # (d/2,)
     pos = torch.arange(seq, dtype=x.dtype) if positions is None else positions.to(x.dtype)
     if pos.shape != (seq,):
         raise ValueError(f"positions must have shape (seq,) = ({seq},); got {tuple(pos.shape)}")
@@ -124,12 +132,18 @@ class _CausalSelfAttention(torch.nn.Module):
         self.n_heads, self.d_head, self.kind = n_heads, d_model // n_heads, kind
         self.qkv = torch.nn.Linear(d_model, 3 * d_model)
         self.out = torch.nn.Linear(d_model, d_model)
+        # rotary only: other frequencies (d_head/2,) and a factor on the rotated queries and
+        # keys, set by chapter 12's rope_scaling.copy_accuracy_scaled (None, 1: plain RoPE)
+        self.frequencies: torch.Tensor | None = None
+        self.rope_factor = 1.0
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         batch, seq, d_model = x.shape  # -> q, k, v: (batch, heads, seq, d_head)
         q, k, v = self.qkv(x).view(batch, seq, 3, self.n_heads, self.d_head).permute(2, 0, 3, 1, 4)
         if self.kind == "rotary":
-            q, k = rotary(q), rotary(k)
+            q, k = rotary(q, frequencies=self.frequencies), rotary(k, frequencies=self.frequencies)
+            if self.rope_factor != 1.0:
+                q, k = q * self.rope_factor, k * self.rope_factor
         if self.kind == "alibi":
             mask = alibi_bias(self.n_heads, seq, x.dtype)  # (heads, seq, seq), additive
         else:
@@ -269,15 +283,19 @@ def copy_accuracy_by_length(
 
 @torch.no_grad()
 def _copy_scores(
-    model: torch.nn.Module, lengths: range | list[int], n_symbols: int, n_per_length: int, seed: int
+    model: torch.nn.Module, lengths: range | list[int], n_symbols: int, n_per_length: int,
+    seed: int, before: Callable[[int], None] | None = None,
 ) -> tuple[dict[int, float], dict[int, float]]:
-    """Exact-copy and per-symbol accuracy by length, from one pass per length (one thread)."""
+    """Exact-copy and per-symbol accuracy by length, from one pass per length (one thread);
+    ``before(n)``, if given, runs before length ``n`` is scored (chapter 12 sets the rotation)."""
     from .training import torch_threads
 
     gen = torch.Generator().manual_seed(seed)
     model.eval()
     exact, token = {}, {}
     for n in lengths:
+        if before is not None:
+            before(int(n))
         inputs, labels = copy_batch(torch.full((n_per_length,), n), n_symbols, gen)
         with torch_threads(1):
             right = model(inputs).argmax(dim=-1) == labels  # (rows, seq)
@@ -294,7 +312,8 @@ class LengthResult:
     ``exact`` and ``token`` map each tested length to the exact-copy and the per-symbol accuracy
     (see :func:`copy_accuracy_by_length`); ``losses`` ``(steps_trained,)`` and ``seconds`` come
     from :func:`course_attention.training.fit`. ``fitted`` says whether training stopped because
-    the model fit the training lengths (else it used all ``steps``).
+    the model fit the training lengths (else it used all ``steps``); ``model`` is the trained
+    model (chapter 12 stretches its rotary positions).
     """
 
     kind: str
@@ -305,6 +324,7 @@ class LengthResult:
     seconds: float
     steps_trained: int
     fitted: bool
+    model: torch.nn.Module | None = field(default=None, compare=False, repr=False)
 
 
 def copy_model(
@@ -410,7 +430,8 @@ def length_generalisation(
     seconds = time.perf_counter() - start
     model.eval()
     exact, token = _copy_scores(model, range(first, last + 1), n_symbols, n_per_length, 1000 + seed)
-    return LengthResult(kind, seed, exact, token, np.array(losses), seconds, len(losses), fitted)
+    return LengthResult(kind, seed, exact, token, np.array(losses), seconds, len(losses), fitted,
+                        model)
 
 
 #: The kinds that fit the training lengths within chapter 10's budget, and those that do not.

@@ -33,6 +33,8 @@ __all__ = [
     "yarn_scaling",
     "llama3_scaling",
     "SCALINGS",
+    "RULES",
+    "copy_accuracy_scaled",
 ]
 
 
@@ -124,3 +126,59 @@ def llama3_scaling(d: int, theta: float, factor: float, low_freq_factor: float,
 #: The rules by Hugging Face's ``rope_type`` name.
 SCALINGS = {"linear": linear_scaling, "dynamic": ntk_scaling, "yarn": yarn_scaling,
             "llama3": llama3_scaling}
+
+
+#: The rules :func:`copy_accuracy_scaled` knows: ``"plain"`` (no scaling) and :data:`SCALINGS`'.
+RULES = ("plain", *SCALINGS)
+
+
+def copy_accuracy_scaled(
+    model: torch.nn.Module,
+    rule: str,
+    factor: float = 2.0,
+    seed: int = 0,
+    trained_length: int = 8,
+    last: int = 16,
+    n_symbols: int = 20,
+    n_per_length: int = 200,
+    theta: float = 10000.0,
+) -> dict[int, float]:
+    """Exact-copy accuracy ``{length: share}`` for lengths ``1 … last`` of chapter 10's rotary
+    copy model with its rotation stretched by ``rule``, without retraining (chapter 12).
+
+    ``model``: a trained ``positions.PositionLM("rotary", …)`` (``LengthResult.model`` of
+    ``positions.length_generalisation("rotary", seed)``), scored on the same test strings as
+    chapter 10 scores it (so ``rule="plain"`` gives back ``LengthResult.exact``). Its training
+    inputs held at most ``2 · trained_length + 1`` tokens: the original context the rules
+    stretch by ``factor`` (``"dynamic"`` from each length's own, ``2n + 1``; Llama 3's with
+    ``low_freq_factor`` 1 and ``high_freq_factor`` 4). The model is left as it was.
+    """
+    from .positions import _CausalSelfAttention, _copy_scores
+
+    if rule not in RULES:
+        raise ValueError(f"rule must be one of {RULES}; got {rule!r}")
+    layers = [m for m in model.modules() if isinstance(m, _CausalSelfAttention)]
+    if not layers or any(m.kind != "rotary" for m in layers):
+        raise ValueError("the model must be chapter 10's rotary PositionLM")
+    d, context = layers[0].d_head, 2 * trained_length + 1
+
+    def stretch(n: int) -> None:
+        frequencies, scale = None, 1.0
+        if rule == "linear":
+            frequencies, scale = linear_scaling(d, theta, factor)
+        elif rule == "dynamic":
+            frequencies, scale = ntk_scaling(d, theta, factor, 2 * n + 1, context)
+        elif rule == "yarn":
+            frequencies, scale = yarn_scaling(d, theta, factor, context)
+        elif rule == "llama3":
+            frequencies, scale = llama3_scaling(d, theta, factor, 1.0, 4.0, context)
+        for m in layers:
+            m.frequencies, m.rope_factor = frequencies, scale
+
+    try:
+        exact, _ = _copy_scores(model, range(1, last + 1), n_symbols, n_per_length, 1000 + seed,
+                                before=stretch)
+    finally:
+        for m in layers:
+            m.frequencies, m.rope_factor = None, 1.0
+    return exact
