@@ -80,6 +80,9 @@ def test_bad_arguments_raise_value_errors():
         rope_scaling.linear_scaling(D, THETA, 0.5)
     with pytest.raises(ValueError, match="context"):
         rope_scaling.ntk_scaling(D, THETA, 2.0, seq_len=100)
+    with pytest.raises(ValueError, match="≥ 4"):  # its exponent d / (d − 2)
+        rope_scaling.ntk_scaling(2, THETA, 2.0)
+    assert rope_scaling.inverse_frequencies(2).shape == (1,)
     with pytest.raises(ValueError, match="high_freq_factor"):
         rope_scaling.llama3_scaling(D, THETA, 8.0, 4.0, 1.0, CONTEXT)
 

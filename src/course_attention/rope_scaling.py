@@ -38,9 +38,9 @@ __all__ = [
 ]
 
 
-def _check(d: int, theta: float, factor: float = 1.0) -> None:
-    if isinstance(d, bool) or not isinstance(d, int) or d < 4 or d % 2:
-        raise ValueError(f"d (the head width) must be an even integer ≥ 4; got {d!r}")
+def _check(d: int, theta: float, factor: float = 1.0, least: int = 2) -> None:
+    if isinstance(d, bool) or not isinstance(d, int) or d < least or d % 2:
+        raise ValueError(f"d (the head width) must be an even integer ≥ {least}; got {d!r}")
     if not theta > 1 or not factor >= 1:
         raise ValueError(f"need theta > 1 and factor ≥ 1; got theta={theta}, factor={factor}")
 
@@ -66,7 +66,7 @@ def ntk_scaling(d: int, theta: float, factor: float, seq_len: int | None = None,
     trained length), ``α = factor · max(seq_len, context) / context − (factor − 1)``: Hugging
     Face's ``"dynamic"`` rule, the plain rotation up to ``context``.
     """
-    _check(d, theta, factor)
+    _check(d, theta, factor, least=4)  # the exponent d / (d − 2)
     alpha = factor
     if seq_len is not None:
         if context is None or context < 1:

@@ -157,10 +157,11 @@ def rope_cos_sin(positions: torch.Tensor, d_head: int, theta: float = 10000.0,
     ``position · theta^(−2i/d)``; both halves hold the same angle. As Hugging Face computes
     them: frequencies and angles in float32, then cast to ``dtype``.
     """
+    from ..rope_scaling import inverse_frequencies
+
     if positions.dim() != 1:
         raise ValueError(f"positions must have shape (seq,); got {tuple(positions.shape)}")
-    inv_freq = 1.0 / (theta ** (torch.arange(0, d_head, 2, dtype=torch.int64).float() / d_head))
-    freqs = positions.float()[:, None] * inv_freq  # (seq, d/2)
+    freqs = positions.float()[:, None] * inverse_frequencies(d_head, theta)  # (seq, d/2)
     angles = torch.cat((freqs, freqs), dim=-1)  # (seq, d)
     return angles.cos().to(dtype), angles.sin().to(dtype)
 
