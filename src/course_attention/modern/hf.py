@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..gpt.hf import _forward_with_cache, _layers
+from ..gpt import hf as gpt_hf
 from . import ModernConfig, ModernGPT
 
 __all__ = ["FAMILIES", "hf_config", "name_pairs", "to_hf", "from_hf", "hf_cache", "hf_greedy"]
@@ -174,17 +174,13 @@ def from_hf(hf_model: Any) -> ModernGPT:
     return model
 
 
-@torch.no_grad()
 def hf_cache(hf_model: Any, tokens: torch.Tensor
              ) -> tuple[torch.Tensor, list[tuple[torch.Tensor, torch.Tensor]]]:
     """Logits ``(batch, seq, vocab)`` of ``hf_model`` on ``tokens`` ``(batch, seq)``, and per
     layer the keys and values its cache holds, ``(batch, n_kv_heads, seq, d_head)`` each: the
-    layout of :class:`~course_attention.modern.ModernCache` (chapter 12)."""
-    hf_model.eval()
-    out = _forward_with_cache(hf_model, tokens)
-    past = out.get("cache", None)
-    past = out.get("past_key_values", None) if past is None else past
-    return out.logits, _layers(past)
+    layout of :class:`~course_attention.modern.ModernCache` (chapter 12; chapter 8's
+    ``gpt.hf.hf_cache``, which reads any Hugging Face cache)."""
+    return gpt_hf.hf_cache(hf_model, tokens)
 
 
 @torch.no_grad()
