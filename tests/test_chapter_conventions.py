@@ -78,7 +78,22 @@ TRAINED_MODEL_CLAIMS: dict[str, tuple[str, str]] = {
         "length_claims",
         "test_positions.py::test_length_generalisation_claims_hold_for_seeds_1_and_2",
     ),
+    "12_modern_attention": (
+        "check_chapter_claims",
+        "test_modern_compare.py::test_the_chapters_claims_hold_on_seeds_1_and_2",
+    ),
 }
+#: A chapter's further trained models, each with its own claims function and test (chapter 12
+#: also measures chapter 10's copy model under every RoPE-scaling rule).
+MORE_TRAINED_MODEL_CLAIMS: dict[str, tuple[tuple[str, str], ...]] = {
+    "12_modern_attention": (
+        ("scaling_claims",
+         "test_rope_scaling.py::test_the_chapters_scaling_claims_hold_for_seeds_1_and_2"),
+    ),
+}
+_ALL_CLAIMS = [(chapter, *pair) for chapter, pair in TRAINED_MODEL_CLAIMS.items()] + [
+    (chapter, *pair) for chapter, pairs in MORE_TRAINED_MODEL_CLAIMS.items() for pair in pairs
+]
 #: Chapters that train a model whose claims function is still being written (issue 16's Part II
 #: items, owned by other engineers). An entry here is a known gap, listed so the check below
 #: stays real for every other chapter; it fails once the chapter no longer trains or is registered.
@@ -127,9 +142,9 @@ def test_every_chapter_that_trains_a_model_registers_a_claims_function():
     assert not stale, f"{sorted(stale)} no longer train a model: remove them from CLAIMS_PENDING"
 
 
-@pytest.mark.parametrize("chapter", sorted(TRAINED_MODEL_CLAIMS))
-def test_registered_claims_are_called_by_the_chapter_and_tested_on_three_seeds(chapter):
-    function, test_id = TRAINED_MODEL_CLAIMS[chapter]
+@pytest.mark.parametrize(("chapter", "function", "test_id"), _ALL_CLAIMS)
+def test_registered_claims_are_called_by_the_chapter_and_tested_on_three_seeds(
+        chapter, function, test_id):
     assert re.search(rf"\b{function}\(", _code(CHAPTERS_DIR / f"{chapter}.ipynb")), (
         f"{chapter} must call {function} on its own numbers"
     )

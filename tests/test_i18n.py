@@ -198,6 +198,8 @@ TERM_EXCEPTIONS = {
     "(隐藏层), not a masked key",
     ("chapters/08_decoder_only", "hidden"): "a hidden code cell (隐藏的单元格) and a position's "
     "hidden state, not a masked key",
+    ("chapters/12_modern_attention", "hidden"): "the MLP's hidden width and hidden units "
+    "(隐藏层宽度, 隐藏单元), not a masked key",
     ("chapters/appendix_shapes", "hidden"): "an RNN's hidden states and the feed-forward "
     "network's hidden activations (隐状态, 隐藏层激活), not masked keys",
 }
@@ -227,7 +229,8 @@ PACKAGE_CATALOGUES = sorted(p.stem for p in package.catalog_folder().glob("*.po"
 # The same, for the catalogues of the package's own text (figures, explorers, checkers).
 PACKAGE_TERM_EXCEPTIONS = {
     **{(name, "memory"): _COMPUTER_MEMORY for name in (
-        "chapters", "exercises.ch03_self_attention", "exercises.ch05_multi_head", "viz.efficient")},
+        "architecture", "chapters", "exercises.ch03_self_attention",
+        "exercises.ch05_multi_head", "viz.efficient")},
     ("exercises.ch06_transformer_block", "hidden"): "the feed-forward network's hidden width "
     "(隐藏层宽度), not a masked key",
 }

@@ -203,3 +203,23 @@ def test_what_the_course_model_lacks_is_named():
     theirs = hf.to_hf(modern.ModernGPT(small("llama")), "llama")
     with pytest.raises(ValueError, match="max_position_embeddings=64"):
         hf.hf_greedy(theirs, [1, 2], 63)
+
+
+def test_eager_calls_show_what_hugging_faces_eager_attention_receives():
+    for family in hf.FAMILIES:
+        model = trained_looking(small(family))
+        theirs = hf.to_hf(model, family)
+        tokens = torch.arange(6)[None]
+        calls = hf.eager_calls(theirs, tokens)
+        assert theirs.config._attn_implementation == "eager" and len(calls) == 2
+        mask = calls[0]["mask"]
+        assert mask.shape == (1, 1, 6, 6)
+        future = torch.ones(6, 6, dtype=torch.bool).triu(1)
+        assert (mask[0, 0][~future] == 0).all()
+        assert (mask[0, 0][future] == torch.finfo(F64).min).all()
+        assert calls[0]["key"].shape == (1, 2, 6, 8) and calls[0]["query"].shape == (1, 4, 6, 8)
+        assert torch.allclose(calls[0]["weights"].sum(-1), torch.ones(1, 4, 6, dtype=F64))
+        with torch.no_grad():  # the spy changes nothing: eager attention again, the same logits
+            assert float((theirs(tokens).logits - model(tokens)).abs().max()) < 1e-10
+    with pytest.raises(ValueError, match="tokens"):
+        hf.eager_calls(theirs, torch.arange(6))

@@ -17,10 +17,7 @@ D, THETA, CONTEXT = 16, 500.0, 64
 
 
 def hf_rule(rope_type: str, seq_len: int | None = None, **params):
-    config = transformers.LlamaConfig(
-        hidden_size=4 * D, num_attention_heads=4, head_dim=D, max_position_embeddings=CONTEXT,
-        rope_parameters={"rope_type": rope_type, "rope_theta": THETA, **params})
-    return ROPE_INIT_FUNCTIONS[rope_type](config, None, seq_len=seq_len)
+    return rope_scaling.hugging_face(rope_type, D, THETA, CONTEXT, seq_len, **params)
 
 
 def same(ours, theirs) -> None:
@@ -117,3 +114,29 @@ def test_the_plain_rule_scores_as_chapter_10_and_the_model_is_left_as_it_was():
         rope_scaling.copy_accuracy_scaled(run.model, "ntk")
     with pytest.raises(ValueError, match="rotary"):
         rope_scaling.copy_accuracy_scaled(positions.copy_model("alibi"), "yarn")
+
+
+def test_hugging_face_refuses_an_unknown_rule():
+    with pytest.raises(ValueError, match="rope_type"):
+        rope_scaling.hugging_face("stretchy", D, THETA, CONTEXT)
+    assert torch.equal(rope_scaling.hugging_face("default", D, THETA, CONTEXT)[0],
+                       rope_scaling.inverse_frequencies(D, THETA))
+
+
+def test_scaling_claims_name_what_fails():
+    good = {rule: {n: 1.0 for n in range(1, 17)} for rule in rope_scaling.RULES}
+    with pytest.raises(AssertionError, match="plain fails at the last length"):
+        rope_scaling.scaling_claims(good)
+    with pytest.raises(ValueError, match="missing"):
+        rope_scaling.scaling_claims({"plain": good["plain"]})
+
+
+@pytest.mark.claims
+@pytest.mark.parametrize("seed", [1, 2])
+def test_the_chapters_scaling_claims_hold_for_seeds_1_and_2(seed):
+    from course_attention import positions
+
+    run = positions.length_generalisation("rotary", seed=seed)
+    exact = {rule: rope_scaling.copy_accuracy_scaled(run.model, rule, 2.0, seed=seed)
+             for rule in rope_scaling.RULES}
+    rope_scaling.scaling_claims(exact)

@@ -32,7 +32,7 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
-from . import gpt, modules
+from . import gpt, modern, modules
 from .i18n import N_, language
 
 __all__ = [
@@ -63,6 +63,10 @@ CHAPTERS: dict[str, tuple[str, str]] = {
                            N_("Encoder–decoder and cross-attention")),
     "ch-decoder-only": ("chapters/08_decoder_only", N_("A GPT you train yourself")),
     "ch-positions": ("chapters/10_positions", N_("Where is a token?")),
+    "ch-efficient-attention": ("chapters/11_efficient_attention",
+                               N_("Attention that fits in memory")),
+    "ch-modern-attention": ("chapters/12_modern_attention",
+                            N_("A modern attention layer: Llama and Qwen3")),
 }
 
 #: The one table from module classes to chapters, ``class -> (chapter that builds it, chapters
@@ -82,12 +86,23 @@ CHAPTER_OF: dict[Any, tuple[str, tuple[str, ...]]] = {
     gpt.Block: ("ch-decoder-only", ()),
     gpt.GPT: ("ch-decoder-only", ()),
     (gpt.GPT, "pos_embed"): ("ch-decoder-only", ("ch-positions",)),
+    modern.ModernAttention: ("ch-modern-attention",
+                             ("ch-multi-head", "ch-positions", "ch-efficient-attention")),
+    modern.SwiGLU: ("ch-modern-attention", ()),
+    modern.RMSNorm: ("ch-modern-attention", ()),
+    modern.ModernBlock: ("ch-modern-attention", ()),
+    modern.ModernGPT: ("ch-modern-attention", ("ch-decoder-only",)),
+    (modern.ModernGPT, "embed"): ("ch-decoder-only", ()),
+    (modern.ModernGPT, "out"): ("ch-decoder-only", ()),
 }
 
 #: Module classes drawn as one box (not opened up), besides every module without submodules.
 BOX_CLASSES: tuple[type, ...] = (
     modules.MultiHeadAttention,
     modules.FeedForward,
+    modern.ModernAttention,
+    modern.SwiGLU,
+    modern.RMSNorm,
     modules.PositionalEncoding,
     torch.nn.LayerNorm,
     torch.nn.Embedding,

@@ -17,7 +17,9 @@ Each rule changes the pairs' frequencies ``θ^(−2i/d)`` (the *inverse frequenc
   longer than ``original_context / low_freq_factor`` divided by ``factor``, a smooth blend between.
 
 Each function returns ``(inverse frequencies (d/2,) float32, attention factor)`` exactly as
-``transformers.modeling_rope_utils.ROPE_INIT_FUNCTIONS`` computes them (the tests check it).
+``transformers.modeling_rope_utils.ROPE_INIT_FUNCTIONS`` computes them (the tests check it);
+with ``dtype=torch.float64`` the same steps in float64 (the live explorer's twin, which the page
+computes in JavaScript's float64). :func:`scaled_frequencies` picks a rule by name.
 """
 
 from __future__ import annotations
@@ -32,9 +34,13 @@ __all__ = [
     "ntk_scaling",
     "yarn_scaling",
     "llama3_scaling",
+    "scaled_frequencies",
     "SCALINGS",
     "RULES",
     "copy_accuracy_scaled",
+    "hugging_face",
+    "SCALING_BOUNDS",
+    "scaling_claims",
 ]
 
 
@@ -45,21 +51,24 @@ def _check(d: int, theta: float, factor: float = 1.0, least: int = 2) -> None:
         raise ValueError(f"need theta > 1 and factor ≥ 1; got theta={theta}, factor={factor}")
 
 
-def inverse_frequencies(d: int, theta: float = 10000.0) -> torch.Tensor:
-    """``(d/2,)`` float32: pair ``i`` turns by ``θ^(−2i/d)`` radians per position (chapters 10
-    and 12), computed as Hugging Face does."""
+def inverse_frequencies(d: int, theta: float = 10000.0, dtype: torch.dtype = torch.float32
+                        ) -> torch.Tensor:
+    """``(d/2,)`` float32 (or ``dtype``): pair ``i`` turns by ``θ^(−2i/d)`` radians per position
+    (chapters 10 and 12), computed as Hugging Face does."""
     _check(d, theta)
-    return 1.0 / (theta ** (torch.arange(0, d, 2, dtype=torch.int64).float() / d))
+    return 1.0 / (theta ** (torch.arange(0, d, 2, dtype=torch.int64).to(dtype) / d))
 
 
-def linear_scaling(d: int, theta: float, factor: float) -> tuple[torch.Tensor, float]:
+def linear_scaling(d: int, theta: float, factor: float, dtype: torch.dtype = torch.float32
+                   ) -> tuple[torch.Tensor, float]:
     """Position interpolation: every frequency divided by ``factor`` (``"linear"``)."""
     _check(d, theta, factor)
-    return inverse_frequencies(d, theta) / factor, 1.0
+    return inverse_frequencies(d, theta, dtype) / factor, 1.0
 
 
 def ntk_scaling(d: int, theta: float, factor: float, seq_len: int | None = None,
-                context: int | None = None) -> tuple[torch.Tensor, float]:
+                context: int | None = None, dtype: torch.dtype = torch.float32
+                ) -> tuple[torch.Tensor, float]:
     """NTK-aware scaling: the base becomes ``θ · α^(d/(d−2))``.
 
     Without ``seq_len``, ``α = factor`` (the static rule). With ``seq_len`` and ``context`` (the
@@ -73,12 +82,13 @@ def ntk_scaling(d: int, theta: float, factor: float, seq_len: int | None = None,
             raise ValueError("the dynamic rule needs context, the trained length")
         alpha = factor * max(seq_len, context) / context - (factor - 1)
     base = theta * alpha ** (d / (d - 2))
-    return inverse_frequencies(d, base), 1.0
+    return inverse_frequencies(d, base, dtype), 1.0
 
 
 def yarn_scaling(d: int, theta: float, factor: float, original_context: int,
                  beta_fast: float = 32, beta_slow: float = 1, truncate: bool = True,
-                 attention_factor: float | None = None) -> tuple[torch.Tensor, float]:
+                 attention_factor: float | None = None, dtype: torch.dtype = torch.float32
+                 ) -> tuple[torch.Tensor, float]:
     """YaRN: keep the pairs that turn more than ``beta_fast`` times in ``original_context``,
     interpolate (divide by ``factor``) those that turn less than ``beta_slow`` times, a linear
     ramp between; ``attention_factor`` (default ``0.1 ln(factor) + 1``) multiplies cos and sin."""
@@ -95,16 +105,16 @@ def yarn_scaling(d: int, theta: float, factor: float, original_context: int,
     low, high = max(low, 0), min(high, d - 1)
     if low == high:
         high += 0.001  # no ramp of zero width
-    ramp = torch.clamp((torch.arange(d // 2, dtype=torch.float32) - low) / (high - low), 0, 1)
-    spins = theta ** (torch.arange(0, d, 2).float() / d)  # 1 / the plain frequencies
+    ramp = torch.clamp((torch.arange(d // 2, dtype=dtype) - low) / (high - low), 0, 1)
+    spins = theta ** (torch.arange(0, d, 2).to(dtype) / d)  # 1 / the plain frequencies
     kept = 1 - ramp  # 1: the pair keeps its frequency (extrapolates), 0: interpolated
     inv_freq = 1.0 / (factor * spins) * (1 - kept) + 1.0 / spins * kept
     return inv_freq, float(attention_factor)
 
 
 def llama3_scaling(d: int, theta: float, factor: float, low_freq_factor: float,
-                   high_freq_factor: float, original_context: int
-                   ) -> tuple[torch.Tensor, float]:
+                   high_freq_factor: float, original_context: int,
+                   dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, float]:
     """Llama 3.1's rule, by wavelength ``2π / frequency``: shorter than ``original_context /
     high_freq_factor`` kept, longer than ``original_context / low_freq_factor`` divided by
     ``factor``, blended smoothly between."""
@@ -112,7 +122,7 @@ def llama3_scaling(d: int, theta: float, factor: float, low_freq_factor: float,
     if not high_freq_factor > low_freq_factor > 0:
         raise ValueError(f"need high_freq_factor > low_freq_factor > 0; got "
                          f"{high_freq_factor}, {low_freq_factor}")
-    inv_freq = inverse_frequencies(d, theta)
+    inv_freq = inverse_frequencies(d, theta, dtype)
     long_wave, short_wave = original_context / low_freq_factor, original_context / high_freq_factor
     wavelength = 2 * math.pi / inv_freq
     scaled = torch.where(wavelength > long_wave, inv_freq / factor, inv_freq)
@@ -130,6 +140,34 @@ SCALINGS = {"linear": linear_scaling, "dynamic": ntk_scaling, "yarn": yarn_scali
 
 #: The rules :func:`copy_accuracy_scaled` knows: ``"plain"`` (no scaling) and :data:`SCALINGS`'.
 RULES = ("plain", *SCALINGS)
+#: Llama 3's ``low_freq_factor`` and ``high_freq_factor`` in chapter 12 (Llama 3.1's own values).
+LLAMA3_FREQ_FACTORS = (1.0, 4.0)
+
+
+def scaled_frequencies(rule: str, d: int, theta: float, factor: float, context: int,
+                       seq_len: int | None = None, dtype: torch.dtype = torch.float32
+                       ) -> tuple[torch.Tensor, float]:
+    """``(inverse frequencies (d/2,), attention factor)`` of the rule named ``rule`` (one of
+    :data:`RULES`) for a model trained on ``context`` positions, stretched by ``factor``.
+
+    Introduced in chapter 12. ``"plain"``: :func:`inverse_frequencies` (``factor`` unused);
+    ``"dynamic"`` reads ``seq_len``, the current length (Hugging Face: the largest position + 1;
+    ``None``: the static NTK rule); YaRN keeps its default ramp; Llama 3 takes
+    :data:`LLAMA3_FREQ_FACTORS`. As :func:`copy_accuracy_scaled` and the chapter's live
+    explorer stretch chapter 10's copy model.
+    """
+    if rule not in RULES:
+        raise ValueError(f"rule must be one of {RULES}; got {rule!r}")
+    if rule == "plain":
+        return inverse_frequencies(d, theta, dtype), 1.0
+    if rule == "linear":
+        return linear_scaling(d, theta, factor, dtype)
+    if rule == "dynamic":
+        return ntk_scaling(d, theta, factor, seq_len, context if seq_len is not None else None,
+                           dtype)
+    if rule == "yarn":
+        return yarn_scaling(d, theta, factor, context, dtype=dtype)
+    return llama3_scaling(d, theta, factor, *LLAMA3_FREQ_FACTORS, context, dtype)
 
 
 def copy_accuracy_scaled(
@@ -163,15 +201,9 @@ def copy_accuracy_scaled(
     d, context = layers[0].d_head, 2 * trained_length + 1
 
     def stretch(n: int) -> None:
-        frequencies, scale = None, 1.0
-        if rule == "linear":
-            frequencies, scale = linear_scaling(d, theta, factor)
-        elif rule == "dynamic":
-            frequencies, scale = ntk_scaling(d, theta, factor, 2 * n + 1, context)
-        elif rule == "yarn":
-            frequencies, scale = yarn_scaling(d, theta, factor, context)
-        elif rule == "llama3":
-            frequencies, scale = llama3_scaling(d, theta, factor, 1.0, 4.0, context)
+        frequencies, scale = None, 1.0  # plain: the layers' own (chapter 10's) frequencies
+        if rule != "plain":
+            frequencies, scale = scaled_frequencies(rule, d, theta, factor, context, 2 * n + 1)
         for m in layers:
             m.frequencies, m.rope_factor = frequencies, scale
 
@@ -182,3 +214,87 @@ def copy_accuracy_scaled(
         for m in layers:
             m.frequencies, m.rope_factor = None, 1.0
     return exact
+
+
+def hugging_face(rope_type: str, d: int, theta: float, context: int, seq_len: int | None = None,
+                 **params: float) -> tuple[torch.Tensor, float]:
+    """Hugging Face's own ``(inverse frequencies (d/2,), attention factor)`` for ``rope_type``
+    (``"default"`` or a key of ``ROPE_INIT_FUNCTIONS``: ``"linear"``, ``"dynamic"``, ``"yarn"``,
+    ``"llama3"``, …) with its ``params`` (``factor``, ``original_max_position_embeddings`` …),
+    computed by ``transformers`` on a small ``LlamaConfig`` (chapter 12). Works with
+    transformers 4 (``rope_theta`` and ``rope_scaling``) and 5 (``rope_parameters``)."""
+    import transformers
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+
+    _check(d, theta)
+    if rope_type != "default" and rope_type not in ROPE_INIT_FUNCTIONS:
+        raise ValueError(f"rope_type must be 'default' or one of {sorted(ROPE_INIT_FUNCTIONS)}; "
+                         f"got {rope_type!r}")
+    stretched = "original_max_position_embeddings" in params  # YaRN, Llama 3: the new length
+    length = int(context * params.get("factor", 1.0)) if stretched else context
+    shape = dict(hidden_size=4 * d, num_attention_heads=4, head_dim=d,
+                 max_position_embeddings=length)
+    if int(transformers.__version__.split(".")[0]) >= 5:
+        config = transformers.LlamaConfig(
+            **shape, rope_parameters={"rope_type": rope_type, "rope_theta": theta, **params})
+    else:  # pragma: no cover - Colab's transformers 4
+        scaling = None if rope_type == "default" else {"rope_type": rope_type, **params}
+        config = transformers.LlamaConfig(**shape, rope_theta=theta, rope_scaling=scaling)
+    if rope_type == "default":
+        return inverse_frequencies(d, theta), 1.0
+    frequencies, factor = ROPE_INIT_FUNCTIONS[rope_type](config, None, seq_len=seq_len)
+    return frequencies, float(factor)
+
+
+#: The bounds :func:`scaling_claims` asserts, on chapter 10's rotary copy model stretched by a
+#: factor of 2 (exact copies of 1 … 16 symbols, trained on 1 … 8). Lowest and highest seen on
+#: seeds 0-2 on this machine (AVX512 torch): plain at 16 symbols 0.00-0.06; linear at 3 symbols
+#: 0.08-0.16; dynamic at 16 0.41-0.83; YaRN at 16 0.70-0.90; Llama 3's rule at 8 symbols
+#: 0.35-0.68 and at 16 0.04-0.23. Each bound keeps a margin for other kernels and seeds.
+SCALING_BOUNDS = {"plain_inside_min": 0.97, "plain_16_max": 0.15, "linear_3_max": 0.35,
+                  "dynamic_lead_min": 0.25, "yarn_16_min": 0.5, "yarn_lead_min": 0.45,
+                  "llama3_8_max": 0.85, "llama3_16_max": 0.4}
+
+
+def scaling_claims(exact: dict[str, dict[int, float]], trained_length: int = 8,
+                   last: int = 16) -> dict[str, float]:
+    """Assert chapter 12's statements about the copy model under each rule, for one seed.
+
+    ``exact``: ``{rule: {length: share}}`` from :func:`copy_accuracy_scaled` for every rule of
+    :data:`RULES`. The claims (bounds in :data:`SCALING_BOUNDS`): the plain model copies every
+    trained length and fails at ``last``; linear interpolation breaks it *inside* the trained
+    lengths (at 3 symbols); dynamic NTK changes nothing up to the trained length (equal to
+    plain) and copies far more at ``last``; YaRN copies most strings at ``last``; Llama 3's rule
+    loses copies inside the trained length and at ``last``. Raises ``AssertionError`` naming the
+    claims that fail; returns the values the chapter prints. Chapter 12 calls it on seed 0,
+    ``tests/test_rope_scaling.py`` on seeds 1 and 2.
+    """
+    missing = set(RULES) - set(exact)
+    if missing:
+        raise ValueError(f"exact needs every rule of {RULES}; missing {sorted(missing)}")
+    b, inside = SCALING_BOUNDS, range(1, trained_length + 1)
+    plain, dynamic = exact["plain"], exact["dynamic"]
+    values = {
+        "plain_inside": min(plain[n] for n in inside), "plain_16": plain[last],
+        "linear_3": exact["linear"][3], "dynamic_16": dynamic[last],
+        "yarn_16": exact["yarn"][last], "llama3_8": exact["llama3"][trained_length],
+        "llama3_16": exact["llama3"][last],
+    }
+    checks = {
+        "plain copies every trained length": values["plain_inside"] >= b["plain_inside_min"],
+        "plain fails at the last length": values["plain_16"] <= b["plain_16_max"],
+        "linear breaks a trained length": values["linear_3"] <= b["linear_3_max"],
+        "dynamic is plain up to the trained length": all(dynamic[n] == plain[n] for n in inside),
+        "dynamic leads plain at the last length":
+            values["dynamic_16"] >= values["plain_16"] + b["dynamic_lead_min"],
+        "YaRN copies most at the last length": values["yarn_16"] >= b["yarn_16_min"],
+        "YaRN leads plain at the last length":
+            values["yarn_16"] >= values["plain_16"] + b["yarn_lead_min"],
+        "Llama 3 loses copies at the trained length": values["llama3_8"] <= b["llama3_8_max"],
+        "Llama 3 fails at the last length": values["llama3_16"] <= b["llama3_16_max"],
+    }
+    failed = [name for name, ok in checks.items() if not ok]
+    if failed:
+        raise AssertionError(f"chapter 12's RoPE-scaling claims fail: {failed} "
+                             f"({ {k: round(v, 3) for k, v in values.items()} })")
+    return values

@@ -23,6 +23,7 @@ from . import (  # noqa: F401 - importing a chapter module registers its exercis
     ch09_induction_heads,
     ch10_positions,
     ch11_efficient_attention,
+    ch12_modern_attention,
 )
 from .core import EXERCISES, ErrorHint, Exercise, Mistake, check, evaluate, hint, reset
 

@@ -34,7 +34,8 @@ import torch
 from ..gpt import hf as gpt_hf
 from . import ModernConfig, ModernGPT
 
-__all__ = ["FAMILIES", "hf_config", "name_pairs", "to_hf", "from_hf", "hf_cache", "hf_greedy"]
+__all__ = ["FAMILIES", "hf_config", "name_pairs", "to_hf", "from_hf", "hf_cache", "hf_greedy",
+           "eager_calls"]
 
 #: The model families the course converts, by the name ``to_hf`` takes (Hugging Face's
 #: ``model_type``), with whether the family normalises queries and keys (QK-norm).
@@ -196,3 +197,54 @@ def hf_greedy(hf_model: Any, prompt: Sequence[int] | np.ndarray, n_new: int) -> 
     out = hf_model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=n_new,
                             min_new_tokens=n_new, do_sample=False, pad_token_id=0)
     return out[0, ids.shape[1]:].numpy()
+
+
+#: The attention implementation :func:`eager_calls` registers with ``transformers``: Hugging
+#: Face's eager attention and eager mask, which also write down what they receive.
+SPY = "course_eager_spy"
+_CALLS: list[dict[str, torch.Tensor]] = []
+
+
+def _register_spy() -> None:
+    from transformers import AttentionInterface
+    from transformers.masking_utils import AttentionMaskInterface, eager_mask
+    from transformers.models.llama.modeling_llama import eager_attention_forward
+
+    def spy(module: Any, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+            attention_mask: torch.Tensor | None, **kwargs: Any) -> Any:
+        out, weights = eager_attention_forward(module, query, key, value, attention_mask,
+                                               **kwargs)
+        _CALLS.append({"query": query, "key": key, "value": value, "mask": attention_mask,
+                       "weights": weights, "output": out})
+        return out, weights
+
+    AttentionInterface.register(SPY, spy)
+    AttentionMaskInterface.register(SPY, eager_mask)
+
+
+@torch.no_grad()
+def eager_calls(hf_model: Any, tokens: torch.Tensor) -> list[dict[str, torch.Tensor]]:
+    """What Hugging Face's eager attention function receives and returns, one dict per layer,
+    when ``hf_model`` (a Llama or Qwen3 model) reads ``tokens`` ``(batch, seq)`` (chapter 12).
+
+    ``query`` ``(batch, heads, seq, d_head)`` (normalised and rotated); ``key`` and ``value``
+    ``(batch, n_kv_heads, seq, d_head)`` (what the cache returned, before ``repeat_kv``);
+    ``mask`` ``(batch, 1, seq, seq)``, the additive mask (0 where a key may be read, the dtype's
+    lowest number where not); ``weights`` ``(batch, heads, seq, seq)``; ``output`` ``(batch,
+    seq, heads, d_head)``. The model runs once through Hugging Face's own eager attention and
+    mask (registered under :data:`SPY`) and is left with the attention it had.
+    """
+    if not isinstance(tokens, torch.Tensor) or tokens.dim() != 2:
+        shape = getattr(tokens, "shape", type(tokens).__name__)
+        raise ValueError(f"tokens must be a tensor (batch, seq); got {shape}")
+    _register_spy()
+    config, before = hf_model.config, hf_model.config._attn_implementation
+    _CALLS.clear()
+    try:
+        config._attn_implementation = SPY
+        hf_model(tokens)
+    finally:
+        config._attn_implementation = before
+    calls = list(_CALLS)
+    _CALLS.clear()
+    return calls

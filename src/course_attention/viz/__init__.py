@@ -20,6 +20,10 @@ from .lookup import *  # noqa: F403
 from .lookup import __all__ as _lookup
 from .masking import *  # noqa: F403
 from .masking import __all__ as _masking
+from .modern import *  # noqa: F403
+from .modern import __all__ as _modern
+from .modern_training import *  # noqa: F403
+from .modern_training import __all__ as _modern_training
 from .multi_head import *  # noqa: F403
 from .multi_head import __all__ as _multi_head
 from .positions import *  # noqa: F403
@@ -48,4 +52,6 @@ __all__ = [
     *_induction,
     *_positions,
     *_architecture,
+    *_modern,
+    *_modern_training,
 ]

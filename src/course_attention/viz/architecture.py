@@ -44,6 +44,8 @@ CHAPTER_COLOURS: dict[str, str] = {
     "ch-positions": PALETTE[5],
     "ch-masking": PALETTE[4],
     "ch-scaled-dot-product": PALETTE[7],
+    "ch-efficient-attention": PALETTE[4],
+    "ch-modern-attention": PALETTE[6],
 }
 _GREY = "#777777"
 _LINE = "#444444"
