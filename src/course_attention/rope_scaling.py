@@ -248,12 +248,14 @@ def hugging_face(rope_type: str, d: int, theta: float, context: int, seq_len: in
 
 #: The bounds :func:`scaling_claims` asserts, on chapter 10's rotary copy model stretched by a
 #: factor of 2 (exact copies of 1 … 16 symbols, trained on 1 … 8). Lowest and highest seen on
-#: seeds 0-2 on this machine (AVX512 torch): plain at 16 symbols 0.00-0.06; linear at 3 symbols
-#: 0.08-0.16; dynamic at 16 0.41-0.83; YaRN at 16 0.70-0.90; Llama 3's rule at 8 symbols
-#: 0.35-0.68 and at 16 0.04-0.23. Each bound keeps a margin for other kernels and seeds.
-SCALING_BOUNDS = {"plain_inside_min": 0.97, "plain_16_max": 0.15, "linear_3_max": 0.35,
-                  "dynamic_lead_min": 0.25, "yarn_16_min": 0.5, "yarn_lead_min": 0.45,
-                  "llama3_8_max": 0.85, "llama3_16_max": 0.4}
+#: seeds 0-2 with torch's AVX512, AVX2 and default kernels (nine runs): plain at the trained
+#: lengths at least 0.96, at 16 symbols 0.00-0.06; linear at 3 symbols 0.04-0.28; the mean over
+#: 9 … 16 symbols, dynamic minus plain 0.22-0.39 and YaRN minus plain 0.19-0.43; Llama 3's rule
+#: at 8 symbols 0.06-0.73 and at 16 symbols 0.00-0.23. At 16 symbols alone dynamic NTK ranged
+#: from 0.07 to 0.83 and YaRN from 0.26 to 0.90: too wide to state, so the claims use the mean.
+SCALING_BOUNDS = {"plain_inside_min": 0.93, "plain_16_max": 0.15, "linear_3_max": 0.4,
+                  "dynamic_lead_min": 0.15, "yarn_lead_min": 0.12, "llama3_8_max": 0.85,
+                  "llama3_16_max": 0.4}
 
 
 def scaling_claims(exact: dict[str, dict[int, float]], trained_length: int = 8,
@@ -264,32 +266,33 @@ def scaling_claims(exact: dict[str, dict[int, float]], trained_length: int = 8,
     :data:`RULES`. The claims (bounds in :data:`SCALING_BOUNDS`): the plain model copies every
     trained length and fails at ``last``; linear interpolation breaks it *inside* the trained
     lengths (at 3 symbols); dynamic NTK changes nothing up to the trained length (equal to
-    plain) and copies far more at ``last``; YaRN copies most strings at ``last``; Llama 3's rule
-    loses copies inside the trained length and at ``last``. Raises ``AssertionError`` naming the
-    claims that fail; returns the values the chapter prints. Chapter 12 calls it on seed 0,
-    ``tests/test_rope_scaling.py`` on seeds 1 and 2.
+    plain); over the lengths past training (``trained_length + 1 … last``) dynamic NTK and YaRN
+    copy more than plain on average; Llama 3's rule loses copies at the trained length and fails
+    at ``last``. Raises ``AssertionError`` naming the claims that fail; returns the values the
+    chapter prints (``*_past``: the mean share over the lengths past training). Chapter 12 calls
+    it on seed 0, ``tests/test_rope_scaling.py`` on seeds 1 and 2.
     """
     missing = set(RULES) - set(exact)
     if missing:
         raise ValueError(f"exact needs every rule of {RULES}; missing {sorted(missing)}")
     b, inside = SCALING_BOUNDS, range(1, trained_length + 1)
+    past = range(trained_length + 1, last + 1)
     plain, dynamic = exact["plain"], exact["dynamic"]
     values = {
         "plain_inside": min(plain[n] for n in inside), "plain_16": plain[last],
-        "linear_3": exact["linear"][3], "dynamic_16": dynamic[last],
-        "yarn_16": exact["yarn"][last], "llama3_8": exact["llama3"][trained_length],
+        "linear_3": exact["linear"][3], "llama3_8": exact["llama3"][trained_length],
         "llama3_16": exact["llama3"][last],
+        **{f"{rule}_past": sum(exact[rule][n] for n in past) / len(past) for rule in RULES},
     }
     checks = {
         "plain copies every trained length": values["plain_inside"] >= b["plain_inside_min"],
         "plain fails at the last length": values["plain_16"] <= b["plain_16_max"],
         "linear breaks a trained length": values["linear_3"] <= b["linear_3_max"],
         "dynamic is plain up to the trained length": all(dynamic[n] == plain[n] for n in inside),
-        "dynamic leads plain at the last length":
-            values["dynamic_16"] >= values["plain_16"] + b["dynamic_lead_min"],
-        "YaRN copies most at the last length": values["yarn_16"] >= b["yarn_16_min"],
-        "YaRN leads plain at the last length":
-            values["yarn_16"] >= values["plain_16"] + b["yarn_lead_min"],
+        "dynamic leads plain past training":
+            values["dynamic_past"] >= values["plain_past"] + b["dynamic_lead_min"],
+        "YaRN leads plain past training":
+            values["yarn_past"] >= values["plain_past"] + b["yarn_lead_min"],
         "Llama 3 loses copies at the trained length": values["llama3_8"] <= b["llama3_8_max"],
         "Llama 3 fails at the last length": values["llama3_16"] <= b["llama3_16_max"],
     }

@@ -104,7 +104,7 @@ def _config_of(hf: Any) -> tuple[ModernConfig, str]:
     if getattr(hf, "mlp_bias", False):
         differences.append("mlp_bias=True (SwiGLU has no biases)")
     if getattr(hf, "use_sliding_window", False):
-        differences.append("sliding-window layers (chapter 14)")
+        differences.append("sliding-window layers (chapter 11's sliding windows)")
     if differences:
         raise ValueError("the course's ModernGPT has no " + "; no ".join(differences))
     d_head = getattr(hf, "head_dim", None)
