@@ -38,6 +38,7 @@ __all__ = [
     "SCALINGS",
     "RULES",
     "copy_accuracy_scaled",
+    "LLAMA3_FREQ_FACTORS",
     "hugging_face",
     "SCALING_BOUNDS",
     "scaling_claims",

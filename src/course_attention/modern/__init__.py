@@ -20,6 +20,7 @@ model's precision: the norm's statistics, the rotation angles and the softmax in
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -92,7 +93,7 @@ class ModernConfig:
 
     @property
     def head_dim(self) -> int:
-        """Each head's width: ``d_head``, or ``d_model // n_heads`` when it is not given."""
+        """The width of each head, ``d_head``, or ``d_model // n_heads`` when it is not given."""
         return self.d_model // self.n_heads if self.d_head is None else self.d_head
 
 
@@ -239,6 +240,10 @@ class ModernAttention(torch.nn.Module):
         self.o_proj = torch.nn.Linear(c.n_heads * dh, c.d_model, bias=c.attention_bias)
         self.q_norm = RMSNorm(dh, c.norm_eps) if c.qk_norm else None
         self.k_norm = RMSNorm(dh, c.norm_eps) if c.qk_norm else None
+        #: ``None`` (the default): the layer is unchanged. Otherwise a function of the masked
+        #: scores ``(batch, heads, n, past + n)`` applied before the softmax (chapter 13's
+        #: ``sparse.only_top_k`` keeps each query's top-k keys with it).
+        self.score_filter: Callable[[torch.Tensor], torch.Tensor] | None = None
 
     def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
                 cache: ModernCache | None = None, layer: int = 0) -> torch.Tensor:
@@ -257,6 +262,8 @@ class ModernAttention(torch.nn.Module):
         past = k.shape[2] - n
         future = torch.ones(n, k.shape[2], dtype=torch.bool).triu(past + 1)
         scores = scores.masked_fill(future, float("-inf"))
+        if self.score_filter is not None:
+            scores = self.score_filter(scores)
         weights = torch.softmax(scores, dim=-1, dtype=torch.float32).to(q.dtype)
         out = (weights @ v).transpose(1, 2).reshape(b, n, self.n_heads * self.d_head)
         return self.o_proj(out)

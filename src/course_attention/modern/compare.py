@@ -1,8 +1,9 @@
 """Chapter 8's GPT-2 block against the modern block, trained alike, and QK-norm's effect on the
 largest attention logit (chapter 12).
 
-Introduced in chapter 12. :data:`MODERN_CONFIG` is a Qwen3-style :class:`~course_attention.modern.
-ModernGPT` (RMSNorm, SwiGLU, ``rotate_half`` RoPE, grouped-query attention with 2 key/value heads,
+Introduced in chapter 12. :data:`MODERN_CONFIG` is a Qwen3-style
+:class:`~course_attention.modern.ModernGPT` (RMSNorm, SwiGLU, ``rotate_half`` RoPE, grouped-query
+attention with 2 key/value heads,
 QK-norm) with the width, depth, heads, vocabulary and context of chapter 8's
 :data:`~course_attention.gpt.CHAPTER_CONFIG`, and SwiGLU's hidden width chosen so that the two
 models have the same number of parameters: the modern block has no position table and no biases,
@@ -21,6 +22,7 @@ seeds 1 and 2.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +30,7 @@ import numpy as np
 import torch
 
 from .. import gpt
+from ..training import TrainingLog
 from . import ModernAttention, ModernConfig, ModernGPT, apply_rope, repeat_kv
 
 __all__ = [
@@ -46,6 +49,7 @@ __all__ = [
     "qk_norm_bound",
     "Run",
     "train_model",
+    "train_on_corpus",
     "ChapterResults",
     "chapter_results",
     "check_chapter_claims",
@@ -54,15 +58,15 @@ __all__ = [
     "GPT2_LOGIT_RATIO",
 ]
 
-#: The modern model of the comparison, Qwen3's recipe at chapter 8's size: width 64, 2 layers,
-#: 4 query heads sharing 2 key/value heads, QK-norm, context 48. SwiGLU's hidden width 204 is
+#: The modern model of the comparison, Qwen3's recipe at chapter 8's size (width 64, 2 layers,
+#: 4 query heads sharing 2 key/value heads, QK-norm, context 48). SwiGLU's hidden width 204 is
 #: the one that brings its parameters closest to chapter 8's GPT (115,584 against 115,456).
 MODERN_CONFIG = ModernConfig(vocab_size=gpt.CHAPTER_CONFIG.vocab_size,
                              d_model=gpt.CHAPTER_CONFIG.d_model,
                              n_layers=gpt.CHAPTER_CONFIG.n_layers,
                              n_heads=gpt.CHAPTER_CONFIG.n_heads, n_kv_heads=2, d_ff=204,
                              context=gpt.CHAPTER_CONFIG.context, qk_norm=True)
-#: The control for QK-norm: :data:`MODERN_CONFIG` without it (Llama's recipe), 64 parameters fewer.
+#: The control for QK-norm, :data:`MODERN_CONFIG` without it (Llama's recipe), 64 parameters fewer.
 LLAMA_CONFIG = dataclasses.replace(MODERN_CONFIG, qk_norm=False)
 #: The models :func:`build` makes: ``"gpt2"`` (chapter 8's GPT), ``"modern"``, ``"llama"``.
 MODELS: tuple[str, ...] = ("gpt2", "modern", "llama")
@@ -81,8 +85,9 @@ def build(name: str, seed: int = 0) -> torch.nn.Module:
     """A fresh, untrained model of :data:`MODELS` (``torch.manual_seed(seed)`` first).
 
     Introduced in chapter 12. ``"gpt2"``: :class:`~course_attention.gpt.GPT` of
-    :data:`~course_attention.gpt.CHAPTER_CONFIG`; ``"modern"``: :class:`ModernGPT` of
-    :data:`MODERN_CONFIG`; ``"llama"``: of :data:`LLAMA_CONFIG`.
+    :data:`~course_attention.gpt.CHAPTER_CONFIG`; ``"modern"``:
+    :class:`~course_attention.modern.ModernGPT` of :data:`MODERN_CONFIG`; ``"llama"``: of
+    :data:`LLAMA_CONFIG`.
     """
     if name not in MODELS:
         raise ValueError(f"model must be one of {MODELS}; got {name!r}")
@@ -135,8 +140,9 @@ def attention_logits(model: torch.nn.Module, tokens: torch.Tensor) -> torch.Tens
     seq, seq)``, for ``tokens`` ``(batch, seq)``; the entries the causal mask hides are ``-inf``.
 
     Introduced in chapter 12. Works for chapter 8's :class:`~course_attention.gpt.GPT` and for
-    :class:`ModernGPT` (after QK-norm and the rotation, when the model has them): one forward pass
-    records what enters each attention layer, and the logits are computed from it with the
+    :class:`~course_attention.modern.ModernGPT` (after QK-norm and the rotation, when the model
+    has them): one forward pass records what enters each attention layer, and the logits are
+    computed from it with the
     layer's own weights.
     """
     if not isinstance(model, (gpt.GPT, ModernGPT)):
@@ -238,14 +244,11 @@ def train_model(
     :func:`~course_attention.training.in_background` can train another model on a second core.
     """
     from .. import corpus
-    from ..training import fit, torch_threads
+    from ..training import torch_threads
 
-    for key, value in (("steps", steps), ("batch_size", batch_size), ("every", every)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{key} must be a positive integer; got {key}={value!r}")
-    text = corpus.load()
+    _positive_ints(steps=steps, batch_size=batch_size, every=every)
     model = build(name, seed)
-    probe = probe_batch(text.valid)
+    probe = probe_batch(corpus.load().valid)
     qk = isinstance(model, ModernGPT) and model.config.qk_norm
     checkpoints, logits, bounds = [], [], []
 
@@ -257,12 +260,48 @@ def train_model(
 
     with torch_threads(1):
         record(0)
-    draw = gpt.window_batches(text.train, gpt.CHAPTER_CONFIG.context, batch_size)
-    log = fit(model, draw, gpt.next_token_loss, steps, lr, 30, 0.0, seed, False, 1, record)
-    with torch_threads(1):
-        valid = gpt.validation_loss(model, text.valid)
+    log, valid = train_on_corpus(model, seed, steps, batch_size, lr, record)
     return Run(name, seed, n_parameters(model), log.losses, valid, np.array(checkpoints),
                np.array(logits), np.array(bounds), log.seconds)
+
+
+def _positive_ints(**values: Any) -> None:
+    for key, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{key} must be a positive integer; got {key}={value!r}")
+
+
+def train_on_corpus(
+    model: torch.nn.Module,
+    seed: int = 0,
+    steps: int = COMPARE_TRAINING["steps"],
+    batch_size: int = COMPARE_TRAINING["batch_size"],
+    lr: float = COMPARE_TRAINING["lr"],
+    callback: Callable[[int, float], None] | None = None,
+) -> tuple[TrainingLog, float]:
+    """Train ``model`` in place as chapter 12 trains its models; return the training log and the
+    validation loss (nats per character).
+
+    Introduced in chapter 12 (:func:`train_model` calls it; chapter 13 trains its models with it
+    too). Any model with ``forward(tokens (batch, seq)) → logits (batch, seq, vocab)`` and a
+    ``config.context`` of at least chapter 8's: :func:`~course_attention.training.fit` with
+    chapter 8's batches (:func:`~course_attention.gpt.window_batches`, random windows of
+    :data:`~course_attention.gpt.CHAPTER_CONFIG`'s context from the training text), loss
+    (:func:`~course_attention.gpt.next_token_loss`), Adam, warm-up of 30 steps and cosine
+    schedule, on one torch thread (so that :func:`~course_attention.training.in_background` can
+    train another model on a second core); ``callback(step, loss)`` after every step. Then
+    :func:`~course_attention.gpt.validation_loss` on the validation text.
+    """
+    from .. import corpus
+    from ..training import fit, torch_threads
+
+    _positive_ints(steps=steps, batch_size=batch_size)
+    text = corpus.load()
+    draw = gpt.window_batches(text.train, gpt.CHAPTER_CONFIG.context, batch_size)
+    log = fit(model, draw, gpt.next_token_loss, steps, lr, 30, 0.0, seed, False, 1, callback)
+    with torch_threads(1):
+        valid = gpt.validation_loss(model, text.valid)
+    return log, valid
 
 
 @dataclass(frozen=True)
@@ -293,7 +332,7 @@ def chapter_results(runs: dict[str, Run], ladder: dict[int, float] | None = None
     return ChapterResults({name: runs[name] for name in MODELS}, dict(ladder))
 
 
-#: Chapter 12's margins: the modern block's validation loss lies at least this far below the
+#: Chapter 12's margins. The modern block's validation loss lies at least this far below the
 #: GPT-2 block's (nats per character; on seeds 0, 1 and 2 it was 0.04 to 0.10 below, and CPU
 #: kernels moved the gap by less than 0.01) …
 MODERN_GAIN = 0.02
@@ -301,6 +340,7 @@ MODERN_GAIN = 0.02
 #: to 6.7 times on seeds 0–2 and three CPU kernels), chapter 8's GPT-2 block at least
 #: :data:`GPT2_LOGIT_RATIO` times (3.0 to 4.0).
 LLAMA_LOGIT_RATIO = 3.0
+#: … and chapter 8's GPT-2 block's largest logit ends at least this many times the QK-norm one.
 GPT2_LOGIT_RATIO = 2.0
 
 

@@ -35,7 +35,7 @@ from ..gpt import hf as gpt_hf
 from . import ModernConfig, ModernGPT
 
 __all__ = ["FAMILIES", "hf_config", "name_pairs", "to_hf", "from_hf", "hf_cache", "hf_greedy",
-           "eager_calls"]
+           "eager_calls", "SPY"]
 
 #: The model families the course converts, by the name ``to_hf`` takes (Hugging Face's
 #: ``model_type``), with whether the family normalises queries and keys (QK-norm).

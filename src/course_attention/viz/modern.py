@@ -22,8 +22,8 @@ __all__ = [
 #: within the largest angle it reached in training; past it; or the pair made a full turn in
 #: training, so that every angle was seen.
 ANGLE_CLASSES = ("inside", "past", "full turn")
-#: An angle at most this much (relative) past the largest trained angle counts as seen: the edge
-#: itself was (and the page's float64 may differ from the package's in the last bit).
+#: How far (relative) past the largest trained angle an angle still counts as seen (the edge
+#: itself was seen, and the page's float64 may differ from the package's in the last bit).
 EDGE = 1e-9
 #: Random vectors averaged in the score curves (as chapter 10's RoPE explorer).
 SAMPLES = 500
@@ -48,12 +48,12 @@ def long_context_numbers(
     - ``frequencies`` ``(d/2,)`` and ``attention_factor``: the rule's;
     - ``ratio`` ``(d/2,)``: each pair's angle ``position · θ'_i`` over the largest angle it
       reached in training, ``(context − 1) · θ_i`` (plain frequencies: what the model saw);
-    - ``angle_class`` ``(d/2,)``: an index into :data:`ANGLE_CLASSES` (``"full turn"`` where
+    - ``angle_class`` ``(d/2,)``: an index into ``ANGLE_CLASSES`` (``"full turn"`` where
       ``(context − 1) · θ_i ≥ 2π``: training showed that pair every angle);
     - ``offsets`` ``(max_position + 1,)``, ``plain`` and ``scaled`` of the same shape: the mean
-      over :data:`SAMPLES` standard-normal vectors ``q`` of the score ``R(o) q · q`` (chapter 10's
+      over ``SAMPLES`` standard-normal vectors ``q`` of the score ``R(o) q · q`` (chapter 10's
       curve) with the plain and with the rule's frequencies, the latter times
-      ``attention_factor``² (YaRN multiplies the rotated queries and keys by it).
+      the square of ``attention_factor`` (YaRN multiplies the rotated queries and keys by it).
     """
     import torch
 
@@ -154,8 +154,8 @@ def long_context_traces(
 
 
 def _score_range(d: int, max_factor: float = 8.0) -> tuple[float, float]:
-    """The score axis: room for YaRN's largest ``attention_factor``² on a score of at most ``d``
-    (the mean of ``|q|²``), fixed so that the curves can be compared state to state."""
+    """The score axis: room for YaRN's largest squared ``attention_factor`` on a score of at most
+    ``d`` (the mean of ``|q|²``), fixed so that the curves can be compared state to state."""
     return -0.6 * d, 1.3 * d * (0.1 * math.log(max_factor) + 1) ** 2
 
 
