@@ -53,7 +53,7 @@ def max_logit_figure(
                             _("step %{x}<br>bound %{y:.2f}<extra></extra>")).update(
                                 mode="lines", line_dash="dash"))
     fig.update_xaxes(title=_("training step"))
-    fig.update_yaxes(title=axis_title(_("largest attention logit q·k/√d (log scale)")),
+    fig.update_yaxes(title=axis_title(_("largest logit q·k/√d (log scale)")),
                      type="log")
     return _layout(fig, title, height=420,
                    legend=dict(orientation="h", x=0, xanchor="left", y=-0.25, yanchor="top"))
