@@ -30,7 +30,8 @@ ZH_INPUTS = 6
 #: the same page code, untrained: on the English page too they take ``ZH_INPUTS`` held-out inputs.
 #: The kinds with a trained model (``gpt``, ``induction``, ``decoding``) run in full on the page,
 #: with the chapter's model, and sampled on their standalone page.
-FULL_ON_STANDALONE = ("mask", "positions", "rope", "scaling", "tiling", "long_context")
+FULL_ON_STANDALONE = ("mask", "positions", "rope", "scaling", "tiling", "long_context",
+                      "latent")
 #: What the checks compared, by page (written for the closing note and benchmarks/site.py).
 REPORT = SITE.parent / "explorer-checks.json"
 

@@ -39,6 +39,8 @@ CHAPTER_TESTS: dict[str, tuple[str, ...]] = {
     "11": ("test_efficient_attention.py", "test_live_tiling.py"),
     "12": ("test_modern.py", "test_rope_scaling.py", "test_exercises_modern.py",
            "test_live_long_context.py", "test_modern_compare.py"),
+    "13": ("test_mla.py", "test_mla_compare.py", "test_sparse.py", "test_exercises_latent.py",
+           "test_live_latent.py"),
     "appendix_spot_the_bug": ("test_bugs.py", "test_appendices.py"),
 }
 
@@ -55,7 +57,7 @@ LONGEST_FIRST = ("09_induction_heads", "08_decoder_only",
                  "test_induction.py::test_the_chapters_claims", "test_gpt.py::test_the_chapters",
                  "test_positions.py::test_length_generalisation_claims", "04_masking",
                  "10_positions", "07_encoder_decoder", "11_efficient_attention",
-                 "12_modern_attention")
+                 "12_modern_attention", "13_latent_and_sparse")
 LONG_FILES = ("test_site_polish.py", "test_figure_text.py", "test_lab.py", "test_induction.py",
               "test_gpt.py", "test_positions.py")
 

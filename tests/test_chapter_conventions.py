@@ -82,6 +82,10 @@ TRAINED_MODEL_CLAIMS: dict[str, tuple[str, str]] = {
         "check_chapter_claims",
         "test_modern_compare.py::test_the_chapters_claims_hold_on_seeds_1_and_2",
     ),
+    "13_latent_and_sparse": (
+        "check_chapter_claims",
+        "test_mla_compare.py::test_the_chapters_claims_hold_on_seeds_1_and_2",
+    ),
 }
 #: A chapter's further trained models, each with its own claims function and test (chapter 12
 #: also measures chapter 10's copy model under every RoPE-scaling rule).
@@ -89,6 +93,10 @@ MORE_TRAINED_MODEL_CLAIMS: dict[str, tuple[tuple[str, str], ...]] = {
     "12_modern_attention": (
         ("scaling_claims",
          "test_rope_scaling.py::test_the_chapters_scaling_claims_hold_for_seeds_1_and_2"),
+    ),
+    "13_latent_and_sparse": (
+        ("check_sparse_claims",
+         "test_sparse.py::test_the_chapters_sparse_claims_hold_on_seeds_1_and_2"),
     ),
 }
 _ALL_CLAIMS = [(chapter, *pair) for chapter, pair in TRAINED_MODEL_CLAIMS.items()] + [

@@ -107,9 +107,12 @@ FIGURES = {
     "length_figure": lambda: viz.length_figure({"s1": {1: 1.0, 2: 0.5}}, trained_max=1),
     "token_cost_figure": lambda: viz.token_cost_figure(96),
     "long_context_figure": lambda: viz.long_context_figure(20, "yarn", 2.0, title="t1"),
+    "latent_explorer_figure": lambda: viz.latent_explorer_figure(2, 3, title="t1"),
     "max_logit_figure": lambda: viz.max_logit_figure(
         {"a": ([0, 10, 20], [0.1, 1.0, 5.0]), "b": ([0, 10, 20], [3.0, 3.5, 4.0])},
         bound=([0, 10, 20], [4.0, 4.2, 4.5]), title="t1"),
+    "equal_cache_figure": lambda: viz.equal_cache_figure(
+        {"s1": [2.0, 2.1], "s2": [2.2]}, {"b1": 2.3}, current={"s1": 2.05}, title="t1"),
 }
 #: Not figures: the live look-up's label placement, the frames of a slider, tables, traces
 #: (drawn by the figures above), the course map and architecture (their links differ by
@@ -122,7 +125,8 @@ NOT_HERE = {"unique_labels", "heatmap_trace", "mask_trace", "curve", "show", "co
             "head_frames", "decoding_traces", "char_label", "sample_html", "title_lines",
             "next_char_traces", "tiling_states", "tiling_traces", "kv_cache_view",
             "rope_offset_traces", "architecture_figure", "course_map_figure",
-            "long_context_traces", "long_context_numbers"}
+            "long_context_traces", "long_context_numbers", "latent_layer",
+            "latent_explorer_numbers", "latent_explorer_traces"}
 ALLOWED = ("the character", "is not in the vocabulary", "post-norm",
            "pre-norm", "run one")
 

@@ -32,7 +32,7 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
-from . import gpt, modern, modules
+from . import gpt, mla, modern, modules
 from .i18n import N_, language
 
 __all__ = [
@@ -67,6 +67,8 @@ CHAPTERS: dict[str, tuple[str, str]] = {
                                N_("Attention that fits in memory")),
     "ch-modern-attention": ("chapters/12_modern_attention",
                             N_("A modern attention layer: Llama and Qwen3")),
+    "ch-latent-sparse": ("chapters/13_latent_and_sparse",
+                         N_("DeepSeek's attention: latent KV and sparse top-k")),
 }
 
 #: The one table from module classes to chapters, ``class -> (chapter that builds it, chapters
@@ -94,6 +96,12 @@ CHAPTER_OF: dict[Any, tuple[str, tuple[str, ...]]] = {
     modern.ModernGPT: ("ch-modern-attention", ("ch-decoder-only",)),
     (modern.ModernGPT, "embed"): ("ch-decoder-only", ()),
     (modern.ModernGPT, "out"): ("ch-decoder-only", ()),
+    mla.MultiHeadLatentAttention: ("ch-latent-sparse", ("ch-multi-head", "ch-positions",
+                                                        "ch-efficient-attention")),
+    mla.MLABlock: ("ch-modern-attention", ()),
+    mla.MLAGPT: ("ch-latent-sparse", ("ch-modern-attention",)),
+    (mla.MLAGPT, "embed"): ("ch-decoder-only", ()),
+    (mla.MLAGPT, "out"): ("ch-decoder-only", ()),
 }
 
 #: Module classes drawn as one box (not opened up), besides every module without submodules.
@@ -101,6 +109,7 @@ BOX_CLASSES: tuple[type, ...] = (
     modules.MultiHeadAttention,
     modules.FeedForward,
     modern.ModernAttention,
+    mla.MultiHeadLatentAttention,
     modern.SwiGLU,
     modern.RMSNorm,
     modules.PositionalEncoding,

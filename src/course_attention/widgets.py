@@ -13,6 +13,7 @@ from .explorers.decoding import decoding_explorer
 from .explorers.gpt import gpt_explorer
 from .explorers.heads import multi_head_explorer
 from .explorers.induction import induction_explorer
+from .explorers.latent import latent_explorer
 from .explorers.long_context import long_context_explorer
 from .explorers.lookup import soft_lookup_explorer
 from .explorers.mask import mask_explorer
@@ -28,6 +29,7 @@ __all__ = [
     "decoding_explorer",
     "gpt_explorer",
     "induction_explorer",
+    "latent_explorer",
     "long_context_explorer",
     "mask_explorer",
     "multi_head_explorer",

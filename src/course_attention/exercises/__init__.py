@@ -24,6 +24,7 @@ from . import (  # noqa: F401 - importing a chapter module registers its exercis
     ch10_positions,
     ch11_efficient_attention,
     ch12_modern_attention,
+    ch13_latent_and_sparse,
 )
 from .core import EXERCISES, ErrorHint, Exercise, Mistake, check, evaluate, hint, reset
 

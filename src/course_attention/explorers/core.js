@@ -334,7 +334,8 @@
   Explorer.prototype.fitWidth = function () {
     if (this.lastResult && !this.lastResult.message) return this.redraw();
     var data = this.figure.data || this.template.data;
-    window.Plotly.react(this.figure, data, this.layoutFor(this.template.layout));
+    window.Plotly.react(this.figure, data,
+                        this.layoutFor(JSON.parse(JSON.stringify(this.template.layout || {}))));
   };
   // `patch` over `base`: objects merged key by key, arrays element by element, the rest replaced.
   function merge(base, patch) {
@@ -445,7 +446,10 @@
     this.figure.classList.remove("ca-stale");
     var t = this.template;
     var data = result.data.map(function (trace, i) { return Object.assign({}, t.data[i] || {}, trace); });
-    var layout = this.layoutFor(Object.assign({}, t.layout, result.layout || {}));
+    // A deep copy: the title script (course_titles.js) adjusts the drawn layout's margin in
+    // place, which must not reach the template and grow at every redraw.
+    var layout = this.layoutFor(Object.assign(JSON.parse(JSON.stringify(t.layout || {})),
+                                              result.layout || {}));
     window.Plotly.react(this.figure, data, layout);
     this.lastResult = result;
     this.computeMs.push(t1 - t0);

@@ -23,7 +23,7 @@ __all__ = ["HEAD_WIDTH", "THETA", "CONTEXT", "MAX_POSITION", "FACTORS", "RULE_NA
 #: most 2 · 8 + 1 = 17 tokens (positions 0 … 16) in training: the context the rules stretch, as
 #: ``rope_scaling.copy_accuracy_scaled`` stretches it. The tests read them off the model.
 HEAD_WIDTH, THETA, CONTEXT = 8, 10000.0, 17
-#: The slider's last position: a sequence four times the trained length.
+#: The slider's last position — a sequence four times the trained length.
 MAX_POSITION = 4 * CONTEXT - 1
 #: The factors the menu offers.
 FACTORS: list[float] = [1.0, 2.0, 4.0, 8.0]

@@ -106,7 +106,8 @@ def _config_of(hf: Any) -> tuple[ModernConfig, str]:
     if getattr(hf, "use_sliding_window", False):
         differences.append("sliding-window layers (chapter 11's sliding windows)")
     if differences:
-        raise ValueError("the course's ModernGPT has no " + "; no ".join(differences))
+        what = "; no ".join(differences)
+        raise ValueError(f"the course's ModernGPT has no {what}")
     d_head = getattr(hf, "head_dim", None)
     if d_head == hf.hidden_size // hf.num_attention_heads:
         d_head = None  # the default width, as the course's config writes it

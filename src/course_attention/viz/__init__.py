@@ -16,6 +16,10 @@ from .encoder_decoder import *  # noqa: F403
 from .encoder_decoder import __all__ as _encoder_decoder
 from .induction import *  # noqa: F403
 from .induction import __all__ as _induction
+from .latent import *  # noqa: F403
+from .latent import __all__ as _latent
+from .latent_explorer import *  # noqa: F403
+from .latent_explorer import __all__ as _latent_explorer
 from .lookup import *  # noqa: F403
 from .lookup import __all__ as _lookup
 from .masking import *  # noqa: F403
@@ -54,4 +58,6 @@ __all__ = [
     *_architecture,
     *_modern,
     *_modern_training,
+    *_latent,
+    *_latent_explorer,
 ]

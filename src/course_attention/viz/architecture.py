@@ -46,6 +46,7 @@ CHAPTER_COLOURS: dict[str, str] = {
     "ch-scaled-dot-product": PALETTE[7],
     "ch-efficient-attention": PALETTE[4],
     "ch-modern-attention": PALETTE[6],
+    "ch-latent-sparse": "#882255",
 }
 _GREY = "#777777"
 _LINE = "#444444"
