@@ -187,7 +187,8 @@ _COMPUTER_MEMORY = "computer memory (内存), not the encoder output (记忆)"
 TERM_EXCEPTIONS = {
     **{(f"chapters/{doc}", "memory"): _COMPUTER_MEMORY for doc in (
         "00_welcome", "00_toolbox", "03_self_attention", "05_multi_head", "08_decoder_only",
-        "11_efficient_attention", "appendix_shapes", "appendix_spot_the_bug")},
+        "11_efficient_attention", "13_latent_and_sparse", "appendix_shapes",
+        "appendix_spot_the_bug")},
     ("chapters/01_soft_lookup", "alignment"): "the alignment of two directions (一致), not "
     "the encoder–decoder alignment (对齐)",
     ("chapters/10_positions", "sampling"): "sampling noise of a mean (抽样), not decoding",
@@ -200,6 +201,8 @@ TERM_EXCEPTIONS = {
     "hidden state, not a masked key",
     ("chapters/12_modern_attention", "hidden"): "the MLP's hidden width and hidden units "
     "(隐藏层宽度, 隐藏单元), not a masked key",
+    ("chapters/13_latent_and_sparse", "hidden"): "SwiGLU's hidden width (隐藏层宽度), not a "
+    "masked key",
     ("chapters/appendix_shapes", "hidden"): "an RNN's hidden states and the feed-forward "
     "network's hidden activations (隐状态, 隐藏层激活), not masked keys",
 }

@@ -405,8 +405,9 @@ def only_top_k(model: torch.nn.Module, k: int, shared: bool = False
     Introduced in chapter 13. The oracles DeepSeek's indexer is trained to imitate: with
     ``shared``, one set of keys for all the heads of a layer, those of the largest summed
     attention weight ``Σ_h p_h`` (the indexer's training target, and its single choice for every
-    head); without, each head its own (more generous). ``model``: a :class:`~course_attention.
-    modern.ModernGPT` or an :class:`~course_attention.mla.MLAGPT` (anything holding their
+    head); without, each head its own (more generous). ``model``: a
+    :class:`~course_attention.modern.ModernGPT` or an :class:`~course_attention.mla.MLAGPT`
+    (anything holding their
     attention layers); each layer gets its ``score_filter`` back on leaving. With ``k`` ≥ the
     sequence every visible key is kept and the model computes exactly what it computes without.
     """
@@ -525,6 +526,7 @@ def sparse_results(model: torch.nn.Module, seed: int, ks: Sequence[int] = SPARSE
 #: brackets): the top :data:`TOP_K_NEAR` keys of 48 lose at most :data:`NEAR_LOSS` (-0.0003 to
 #: 0.0099) …
 TOP_K_NEAR = 8
+#: … (that bound, in nats per character) …
 NEAR_LOSS = 0.025
 #: … one key alone loses more than :data:`ONE_KEY_LOSS`, the noise (0.0057 to 0.18: little in
 #: the models without QK-norm, whose heads are sharper) …

@@ -104,7 +104,7 @@ class MLAConfig:
 
     @property
     def cache_numbers_per_token(self) -> int:
-        """Numbers cached per token: ``n_layers · (d_c + d_rope)`` (the latent and the rotary
+        """The numbers cached per token, ``n_layers · (d_c + d_rope)`` (the latent and the rotary
         key of every layer)."""
         return self.n_layers * (self.d_c + self.d_rope)
 
@@ -125,7 +125,7 @@ class MLACache:
 
     @property
     def nbytes(self) -> int:
-        """Bytes held, all layers: ``batch · length · n_layers · (d_c + d_rope) · bytes``."""
+        """The bytes held in all layers, ``batch · length · n_layers · (d_c + d_rope) · bytes``."""
         return sum(t.numel() * t.element_size() for t in self.c_kv + self.k_rope
                    if t is not None)
 

@@ -111,8 +111,8 @@ def cache_numbers_per_token(config: ModernConfig | MLAConfig) -> int:
 def build(name: str, seed: int = 0) -> torch.nn.Module:
     """A fresh, untrained model of :data:`MODELS` (``torch.manual_seed(seed)`` first).
 
-    Introduced in chapter 13. ``"mha"`` and ``"gqa"``: :class:`~course_attention.modern.
-    ModernGPT`; ``"mla"``: :class:`~course_attention.mla.MLAGPT`.
+    Introduced in chapter 13. ``"mha"`` and ``"gqa"``:
+    :class:`~course_attention.modern.ModernGPT`; ``"mla"``: :class:`~course_attention.mla.MLAGPT`.
     """
     if name not in MODELS:
         raise ValueError(f"model must be one of {MODELS}; got {name!r}")

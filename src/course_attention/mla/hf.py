@@ -99,7 +99,8 @@ def _config_of(hf: Any) -> MLAConfig:
     if getattr(hf, "tie_word_embeddings", False):
         differences.append("tie_word_embeddings=True (an untied output layer)")
     if differences:
-        raise ValueError("the course's MLAGPT has no " + "; no ".join(differences))
+        what = "; no ".join(differences)
+        raise ValueError(f"the course's MLAGPT has no {what}")
     return MLAConfig(
         vocab_size=hf.vocab_size, d_model=hf.hidden_size, n_layers=hf.num_hidden_layers,
         n_heads=hf.num_attention_heads, d_c=hf.kv_lora_rank, d_cq=hf.q_lora_rank,

@@ -53,7 +53,7 @@ class PublishedConfig:
 
     @property
     def numbers_per_token_layer(self) -> int:
-        """Numbers cached per token in one layer: ``d_c + d_rope`` (MLA), ``2 · n_kv_heads ·
+        """The numbers cached per token in one layer, ``d_c + d_rope`` (MLA), ``2 · n_kv_heads ·
         d_head`` (MHA, GQA)."""
         if self.attention == "MLA":
             return self.d_c + self.d_rope
