@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
 from ..i18n import _
-from .core import PALETTE, _layout
+from .core import PALETTE, _layout, axis_title
 
 __all__ = ["equal_cache_figure"]
 
@@ -64,6 +64,6 @@ def equal_cache_figure(
             line=dict(color=PALETTE[(i + 2) % len(PALETTE)], dash="dash"),
             hovertemplate=_("{name}<br>%{{y:.3f}} nats<extra></extra>").format(name=name)))
     fig.update_xaxes(type="category")
-    fig.update_yaxes(title=_("validation loss (nats per character)"))
+    fig.update_yaxes(title=axis_title(_("validation loss (nats per character)")))
     return _layout(fig, title, height=380,
                    legend=dict(orientation="h", x=0, xanchor="left", y=-0.15, yanchor="top"))
