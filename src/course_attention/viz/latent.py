@@ -64,6 +64,6 @@ def equal_cache_figure(
             line=dict(color=PALETTE[(i + 2) % len(PALETTE)], dash="dash"),
             hovertemplate=_("{name}<br>%{{y:.3f}} nats<extra></extra>").format(name=name)))
     fig.update_xaxes(type="category")
-    fig.update_yaxes(title=axis_title(_("validation loss (nats per character)")))
+    fig.update_yaxes(title=axis_title(_("validation loss (nats)")))
     return _layout(fig, title, height=380,
                    legend=dict(orientation="h", x=0, xanchor="left", y=-0.15, yanchor="top"))
