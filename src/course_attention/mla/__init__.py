@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..modern import RMSNorm, SwiGLU, apply_rope, rope_cos_sin
+from ..modern import RMSNorm, SwiGLU, apply_rope, check_tokens, greedy_with_cache, rope_cos_sin
 from ..rope_scaling import inverse_frequencies
 from .published import PUBLISHED, PublishedConfig, cache_bytes_per_token, published_table
 
@@ -381,20 +381,9 @@ class MLAGPT(torch.nn.Module):
             if isinstance(m, (torch.nn.Linear, torch.nn.Embedding)):
                 torch.nn.init.normal_(m.weight, std=0.02)
 
-    def _check(self, tokens: torch.Tensor, start: int) -> None:
-        if not isinstance(tokens, torch.Tensor) or tokens.dim() != 2 or tokens.is_floating_point():
-            shape = tuple(tokens.shape) if isinstance(tokens, torch.Tensor) else type(tokens)
-            raise ValueError(f"tokens must be an integer tensor (batch, seq); got {shape}")
-        if tokens.numel() and (tokens.min() < 0 or tokens.max() >= self.config.vocab_size):
-            raise ValueError(f"token ids must lie in 0 … {self.config.vocab_size - 1}; got "
-                             f"{int(tokens.min())} … {int(tokens.max())}")
-        if start + tokens.shape[1] > self.config.context:
-            raise ValueError(f"{start} cached + {tokens.shape[1]} new positions exceed the "
-                             f"context of {self.config.context}")
-
     def _run(self, tokens: torch.Tensor, cache: MLACache | None, start: int,
              absorbed: bool = False) -> torch.Tensor:
-        self._check(tokens, start)
+        check_tokens(tokens, start, self.config.vocab_size, self.config.context)
         x = self.embed(tokens)
         positions = torch.arange(start, start + tokens.shape[1])
         cos, sin = rope_cos_sin(positions, self.config.d_rope, self.config.rope_theta, x.dtype)
@@ -424,15 +413,4 @@ class MLAGPT(torch.nn.Module):
                  ) -> torch.Tensor:
         """Greedy decoding with the cache: ``n_new`` ids ``(n_new,)`` after ``prompt``
         ``(prompt_len,)`` (the prompt once, then one token a step)."""
-        _positive(n_new=n_new)
-        device = self.embed.weight.device
-        ids = torch.as_tensor(prompt, dtype=torch.long).reshape(1, -1).to(device)
-        if ids.shape[1] < 1:
-            raise ValueError("the prompt needs at least one token")
-        cache, new = self.new_cache(), []
-        logits = self.step(ids, cache, absorbed)
-        for _ in range(n_new):
-            new.append(int(logits[0, -1].argmax()))
-            if len(new) < n_new:
-                logits = self.step(torch.tensor([[new[-1]]], device=device), cache, absorbed)
-        return torch.tensor(new)
+        return greedy_with_cache(self, prompt, n_new, absorbed=absorbed)

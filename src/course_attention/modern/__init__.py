@@ -35,6 +35,8 @@ __all__ = [
     "apply_rope",
     "halves_order",
     "repeat_kv",
+    "check_tokens",
+    "greedy_with_cache",
     "ModernAttention",
     "ModernBlock",
     "ModernCache",
@@ -197,6 +199,40 @@ def repeat_kv(x: torch.Tensor, n_rep: int) -> torch.Tensor:
     return x[:, :, None].expand(b, h, n_rep, s, d).reshape(b, h * n_rep, s, d)
 
 
+def check_tokens(tokens: torch.Tensor, start: int, vocab_size: int, context: int) -> None:
+    """Refuse, naming the fault, token ids ``(batch, seq)`` that a decoder of ``vocab_size``
+    ids and ``context`` positions cannot read after ``start`` cached ones (chapters 12-13)."""
+    if not isinstance(tokens, torch.Tensor) or tokens.dim() != 2 or tokens.is_floating_point():
+        shape = tuple(tokens.shape) if isinstance(tokens, torch.Tensor) else type(tokens)
+        raise ValueError(f"tokens must be an integer tensor (batch, seq); got {shape}")
+    if tokens.numel() and (tokens.min() < 0 or tokens.max() >= vocab_size):
+        raise ValueError(f"token ids must lie in 0 … {vocab_size - 1}; got "
+                         f"{int(tokens.min())} … {int(tokens.max())}")
+    if start + tokens.shape[1] > context:
+        raise ValueError(f"{start} cached + {tokens.shape[1]} new positions exceed the "
+                         f"context of {context}")
+
+
+@torch.no_grad()
+def greedy_with_cache(model: torch.nn.Module, prompt: torch.Tensor, n_new: int,
+                      **step_options: bool) -> torch.Tensor:
+    """``n_new`` greedy ids ``(n_new,)`` after ``prompt`` ``(prompt_len,)`` from a decoder with
+    ``new_cache()`` and ``step(tokens, cache, **step_options)``: the prompt once, then one token
+    a step (chapters 12-13)."""
+    _positive(n_new=n_new)
+    device = next(model.parameters()).device
+    ids = torch.as_tensor(prompt, dtype=torch.long).reshape(1, -1).to(device)
+    if ids.shape[1] < 1:
+        raise ValueError("the prompt needs at least one token")
+    cache, new = model.new_cache(), []
+    logits = model.step(ids, cache, **step_options)
+    for _ in range(n_new):
+        new.append(int(logits[0, -1].argmax()))
+        if len(new) < n_new:
+            logits = model.step(torch.tensor([[new[-1]]], device=device), cache, **step_options)
+    return torch.tensor(new)
+
+
 class ModernCache:
     """Every layer's keys (rotated) and values, ``(batch, n_kv_heads, length, d_head)``, as
     Hugging Face's ``DynamicCache`` keeps them: before :func:`repeat_kv`, so GQA caches
@@ -309,19 +345,8 @@ class ModernGPT(torch.nn.Module):
             if isinstance(m, torch.nn.Linear) and m.bias is not None:
                 torch.nn.init.zeros_(m.bias)
 
-    def _check(self, tokens: torch.Tensor, start: int) -> None:
-        if not isinstance(tokens, torch.Tensor) or tokens.dim() != 2 or tokens.is_floating_point():
-            shape = tuple(tokens.shape) if isinstance(tokens, torch.Tensor) else type(tokens)
-            raise ValueError(f"tokens must be an integer tensor (batch, seq); got {shape}")
-        if tokens.numel() and (tokens.min() < 0 or tokens.max() >= self.config.vocab_size):
-            raise ValueError(f"token ids must lie in 0 … {self.config.vocab_size - 1}; got "
-                             f"{int(tokens.min())} … {int(tokens.max())}")
-        if start + tokens.shape[1] > self.config.context:
-            raise ValueError(f"{start} cached + {tokens.shape[1]} new positions exceed the "
-                             f"context of {self.config.context}")
-
     def _run(self, tokens: torch.Tensor, cache: ModernCache | None, start: int) -> torch.Tensor:
-        self._check(tokens, start)
+        check_tokens(tokens, start, self.config.vocab_size, self.config.context)
         x = self.embed(tokens)
         positions = torch.arange(start, start + tokens.shape[1])
         cos, sin = rope_cos_sin(positions, self.config.head_dim, self.config.rope_theta, x.dtype)
@@ -350,14 +375,4 @@ class ModernGPT(torch.nn.Module):
     def generate(self, prompt: torch.Tensor, n_new: int) -> torch.Tensor:
         """Greedy decoding with the cache: ``n_new`` ids ``(n_new,)`` after ``prompt``
         ``(prompt_len,)`` (the prompt once, then one token a step)."""
-        _positive(n_new=n_new)
-        ids = torch.as_tensor(prompt, dtype=torch.long).reshape(1, -1)
-        if ids.shape[1] < 1:
-            raise ValueError("the prompt needs at least one token")
-        cache, new = self.new_cache(), []
-        logits = self.step(ids, cache)
-        for _ in range(n_new):
-            new.append(int(logits[0, -1].argmax()))
-            if len(new) < n_new:
-                logits = self.step(torch.tensor([[new[-1]]]), cache)
-        return torch.tensor(new)
+        return greedy_with_cache(self, prompt, n_new)
