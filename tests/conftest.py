@@ -41,6 +41,8 @@ CHAPTER_TESTS: dict[str, tuple[str, ...]] = {
            "test_live_long_context.py", "test_modern_compare.py"),
     "13": ("test_mla.py", "test_mla_compare.py", "test_sparse.py", "test_exercises_latent.py",
            "test_live_latent.py"),
+    "14": ("test_sinks.py", "test_sinks_compare.py", "test_exercises_sinks.py",
+           "test_live_sinks.py"),
     "appendix_spot_the_bug": ("test_bugs.py", "test_appendices.py"),
 }
 

@@ -86,6 +86,10 @@ TRAINED_MODEL_CLAIMS: dict[str, tuple[str, str]] = {
         "check_chapter_claims",
         "test_mla_compare.py::test_the_chapters_claims_hold_on_seeds_1_and_2",
     ),
+    "14_sinks_and_streaming": (
+        "check_chapter_claims",
+        "test_sinks_compare.py::test_the_chapters_claims_hold_on_seeds_1_and_2",
+    ),
 }
 #: A chapter's further trained models, each with its own claims function and test (chapter 12
 #: also measures chapter 10's copy model under every RoPE-scaling rule).
@@ -97,6 +101,10 @@ MORE_TRAINED_MODEL_CLAIMS: dict[str, tuple[tuple[str, str], ...]] = {
     "13_latent_and_sparse": (
         ("check_sparse_claims",
          "test_sparse.py::test_the_chapters_sparse_claims_hold_on_seeds_1_and_2"),
+    ),
+    "14_sinks_and_streaming": (
+        ("check_induction_sink",
+         "test_induction.py::test_the_chapters_claims_hold_on_seeds_1_and_2"),
     ),
 }
 _ALL_CLAIMS = [(chapter, *pair) for chapter, pair in TRAINED_MODEL_CLAIMS.items()] + [

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from course_attention import viz
+from course_attention.explorers import sinks as sinks_ex
 from course_attention.i18n import using
 from course_attention.i18n.outputs import translator
 from i18n_checks import assert_speaks_both, english_runs, words_of
@@ -108,16 +109,21 @@ FIGURES = {
     "token_cost_figure": lambda: viz.token_cost_figure(96),
     "long_context_figure": lambda: viz.long_context_figure(20, "yarn", 2.0, title="t1"),
     "latent_explorer_figure": lambda: viz.latent_explorer_figure(2, 3, title="t1"),
+    "sinks_explorer_figure": lambda: viz.sinks_explorer_figure(sinks_ex.default_data(), title="t1"),
     "max_logit_figure": lambda: viz.max_logit_figure(
         {"a": ([0, 10, 20], [0.1, 1.0, 5.0]), "b": ([0, 10, 20], [3.0, 3.5, 4.0])},
         bound=([0, 10, 20], [4.0, 4.2, 4.5]), title="t1"),
     "equal_cache_figure": lambda: viz.equal_cache_figure(
         {"s1": [2.0, 2.1], "s2": [2.2]}, {"b1": 2.3}, current={"s1": 2.05}, title="t1"),
+    "share_figure": lambda: viz.share_figure({"m1": [[0.2, 0.01], [0.03, 0.04]]}, 0.044,
+                                             title="t1"),
+    "streaming_figure": lambda: viz.streaming_figure({"c1": np.linspace(2, 3, 40)}, 16, 20,
+                                                     title="t1"),
 }
 #: Not figures: the live look-up's label placement, the frames of a slider, tables, traces
 #: (drawn by the figures above), the course map and architecture (their links differ by
 #: language, checked below).
-NOT_HERE = {"unique_labels", "heatmap_trace", "mask_trace", "curve", "show", "colab_html",
+NOT_HERE = {"binned", "unique_labels", "heatmap_trace", "mask_trace", "curve", "show", "colab_html",
             "use_colab_renderer", "wrap_title", "panel_title", "axis_title", "label_positions",
             "key_label_positions", "query_label_position", "label_spec", "query_direction",
             "soft_lookup_traces", "example_mask", "padded_tokens", "mask_traces", "shape_table",
@@ -126,7 +132,8 @@ NOT_HERE = {"unique_labels", "heatmap_trace", "mask_trace", "curve", "show", "co
             "next_char_traces", "tiling_states", "tiling_traces", "kv_cache_view",
             "rope_offset_traces", "architecture_figure", "course_map_figure",
             "long_context_traces", "long_context_numbers", "latent_layer",
-            "latent_explorer_numbers", "latent_explorer_traces"}
+            "latent_explorer_numbers", "latent_explorer_traces", "sinks_explorer_numbers",
+            "sinks_explorer_traces"}
 ALLOWED = ("the character", "is not in the vocabulary", "post-norm",
            "pre-norm", "run one")
 

@@ -21,6 +21,7 @@ from .explorers.positions import positions_explorer
 from .explorers.rope import rope_explorer
 from .explorers.scaling import scaling_explorer
 from .explorers.self_attention import self_attention_explorer
+from .explorers.sinks import sinks_explorer
 from .explorers.tiling import tiling_explorer
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "rope_explorer",
     "scaling_explorer",
     "self_attention_explorer",
+    "sinks_explorer",
     "soft_lookup_explorer",
     "tiling_explorer",
 ]

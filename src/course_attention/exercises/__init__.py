@@ -25,6 +25,7 @@ from . import (  # noqa: F401 - importing a chapter module registers its exercis
     ch11_efficient_attention,
     ch12_modern_attention,
     ch13_latent_and_sparse,
+    ch14_sinks_and_streaming,
 )
 from .core import EXERCISES, ErrorHint, Exercise, Mistake, check, evaluate, hint, reset
 

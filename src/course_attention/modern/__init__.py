@@ -74,6 +74,15 @@ class ModernConfig:
     qk_norm: bool = False
     tied: bool = False
     attention_bias: bool = False
+    #: Chapter 14's options (all off: Llama and Qwen3). ``sinks``: gpt-oss's learned sink logit,
+    #: one per head; ``softcap``: Gemma 2's ``attn_logit_softcapping``, ``softcap · tanh(s /
+    #: softcap)`` on every score; ``sliding_window``: how many keys (itself included) a query
+    #: of a ``"sliding_attention"`` layer sees; ``layer_types``: one of ``"full_attention"``,
+    #: ``"sliding_attention"`` per layer (``None``: all full), Hugging Face's names.
+    sinks: bool = False
+    softcap: float | None = None
+    sliding_window: int | None = None
+    layer_types: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         _positive(vocab_size=self.vocab_size, d_model=self.d_model, n_layers=self.n_layers,
@@ -89,6 +98,17 @@ class ModernConfig:
                              f"{self.n_heads}: give d_head")
         if self.head_dim % 2:
             raise ValueError(f"d_head={self.head_dim} must be even: RoPE turns pairs")
+        if self.softcap is not None and not self.softcap > 0:
+            raise ValueError(f"softcap must be positive (or None); got {self.softcap}")
+        if self.sliding_window is not None:
+            _positive(sliding_window=self.sliding_window)
+        if self.layer_types is not None:
+            kinds = ("full_attention", "sliding_attention")
+            if len(self.layer_types) != self.n_layers or set(self.layer_types) - set(kinds):
+                raise ValueError(f"layer_types must name one of {kinds} for each of the "
+                                 f"{self.n_layers} layers; got {self.layer_types}")
+            if "sliding_attention" in self.layer_types and self.sliding_window is None:
+                raise ValueError("a sliding_attention layer needs sliding_window")
         if not self.rope_theta > 1 or not self.norm_eps > 0:
             raise ValueError(f"need rope_theta > 1 and norm_eps > 0; got {self.rope_theta}, "
                              f"{self.norm_eps}")
@@ -97,6 +117,12 @@ class ModernConfig:
     def head_dim(self) -> int:
         """The width of each head, ``d_head``, or ``d_model // n_heads`` when it is not given."""
         return self.d_model // self.n_heads if self.d_head is None else self.d_head
+
+    def window_of(self, layer: int) -> int | None:
+        """How many keys a query of ``layer`` sees (``sliding_window``), or ``None`` when the
+        layer is full (chapter 14)."""
+        kind = "full_attention" if self.layer_types is None else self.layer_types[layer]
+        return self.sliding_window if kind == "sliding_attention" else None
 
 
 def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6,
@@ -264,9 +290,14 @@ class ModernAttention(torch.nn.Module):
     Introduced in chapter 12. ``(batch, seq, d_model) → (batch, seq, d_model)``; the names of
     the weights are Hugging Face's (``q_proj`` …, ``q_norm``, ``k_norm``). Scores in the
     model's dtype, softmax in float32 (Hugging Face's eager attention), then back.
+
+    Chapter 14's options, off unless the config sets them: a learned sink logit per head
+    (``sinks``, gpt-oss: it joins each softmax's denominator and reads no value; the softmax is
+    then computed in the model's dtype, as gpt-oss's), soft-capped scores (``softcap``, Gemma 2)
+    and a sliding window (``window``: how many keys, itself included, each query sees).
     """
 
-    def __init__(self, config: ModernConfig):
+    def __init__(self, config: ModernConfig, layer: int = 0):
         super().__init__()
         c, dh = config, config.head_dim
         self.n_heads, self.n_kv_heads, self.d_head = c.n_heads, c.n_kv_heads, dh
@@ -276,43 +307,80 @@ class ModernAttention(torch.nn.Module):
         self.o_proj = torch.nn.Linear(c.n_heads * dh, c.d_model, bias=c.attention_bias)
         self.q_norm = RMSNorm(dh, c.norm_eps) if c.qk_norm else None
         self.k_norm = RMSNorm(dh, c.norm_eps) if c.qk_norm else None
+        self.sinks = torch.nn.Parameter(torch.zeros(c.n_heads)) if c.sinks else None
+        self.softcap = c.softcap
+        self.window = c.window_of(layer)
         #: ``None`` (the default): the layer is unchanged. Otherwise a function of the masked
         #: scores ``(batch, heads, n, past + n)`` applied before the softmax (chapter 13's
         #: ``sparse.only_top_k`` keeps each query's top-k keys with it).
         self.score_filter: Callable[[torch.Tensor], torch.Tensor] | None = None
 
-    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
-                cache: ModernCache | None = None, layer: int = 0) -> torch.Tensor:
+    def project(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Queries ``(batch, heads, n, d_head)``, keys and values ``(batch, n_kv_heads, n,
+        d_head)`` of ``x`` ``(batch, n, d_model)``, after QK-norm, before the rotation."""
         b, n, _ = x.shape
         q = self.q_proj(x).view(b, n, self.n_heads, self.d_head)  # (batch, seq, heads, d_head)
         k = self.k_proj(x).view(b, n, self.n_kv_heads, self.d_head)
         v = self.v_proj(x).view(b, n, self.n_kv_heads, self.d_head).transpose(1, 2)
         if self.q_norm is not None:  # QK-norm: each head's vector, before the rotation
             q, k = self.q_norm(q), self.k_norm(k)
-        q, k = apply_rope(q.transpose(1, 2), cos, sin), apply_rope(k.transpose(1, 2), cos, sin)
-        if cache is not None:
-            k, v = cache.update(layer, k, v)  # (batch, n_kv_heads, past + n, d_head)
-        groups = self.n_heads // self.n_kv_heads
-        k, v = repeat_kv(k, groups), repeat_kv(v, groups)
-        scores = (q @ k.transpose(2, 3)) * self.d_head**-0.5  # (batch, heads, n, past + n)
-        past = k.shape[2] - n
-        future = torch.ones(n, k.shape[2], dtype=torch.bool).triu(past + 1)
-        scores = scores.masked_fill(future, float("-inf"))
+        return q.transpose(1, 2), k.transpose(1, 2), v
+
+    def raw_scores(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+        """``q · k / √d_head`` ``(batch, heads, n, m)``, soft-capped when the layer caps, of
+        rotated queries ``(batch, heads, n, d_head)`` and keys ``(batch, n_kv_heads, m,
+        d_head)``; no mask yet."""
+        k = repeat_kv(k, self.n_heads // self.n_kv_heads)
+        scores = (q @ k.transpose(2, 3)) * self.d_head**-0.5
+        if self.softcap is not None:  # Gemma 2: before the mask (tanh(-inf) would be -1)
+            scores = self.softcap * torch.tanh(scores / self.softcap)
+        return scores
+
+    def visible(self, n: int, m: int) -> torch.Tensor:
+        """``(n, m)`` bool, True = may attend: the last ``n`` of ``m`` positions as queries,
+        causal, and inside the window when the layer slides."""
+        past = m - n
+        t = torch.arange(past, m)[:, None]
+        j = torch.arange(m)[None, :]
+        keep = j <= t
+        return keep & (j > t - self.window) if self.window is not None else keep
+
+    def attend(self, scores: torch.Tensor, visible: torch.Tensor, v: torch.Tensor
+               ) -> torch.Tensor:
+        """Mask ``scores`` ``(batch, heads, n, m)`` where ``visible`` ``(n, m)`` (or
+        broadcastable) is False, take the softmax (with the sink logit, if any) and read values
+        ``(batch, n_kv_heads, m, d_head)``: the output ``(batch, n, d_model)``, after ``o_proj``."""
+        scores = scores.masked_fill(~visible, float("-inf"))
         if self.score_filter is not None:
             scores = self.score_filter(scores)
-        weights = torch.softmax(scores, dim=-1, dtype=torch.float32).to(q.dtype)
+        if self.sinks is not None:
+            from ..sinks import softmax_with_sink
+
+            weights = softmax_with_sink(scores, self.sinks.to(scores.dtype))
+        else:
+            weights = torch.softmax(scores, dim=-1, dtype=torch.float32).to(v.dtype)
+        v = repeat_kv(v, self.n_heads // self.n_kv_heads)
+        b, _, n, _ = weights.shape
         out = (weights @ v).transpose(1, 2).reshape(b, n, self.n_heads * self.d_head)
         return self.o_proj(out)
+
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
+                cache: ModernCache | None = None, layer: int = 0) -> torch.Tensor:
+        q, k, v = self.project(x)
+        q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+        if cache is not None:
+            k, v = cache.update(layer, k, v)  # (batch, n_kv_heads, past + n, d_head)
+        return self.attend(self.raw_scores(q, k), self.visible(x.shape[1], k.shape[2]), v)
 
 
 class ModernBlock(torch.nn.Module):
     """Pre-norm: ``x + attn(norm1(x))``, then ``+ mlp(norm2(·))``, RMSNorm and SwiGLU.
     Introduced in chapter 12 (Hugging Face: ``input_layernorm``, ``post_attention_layernorm``)."""
 
-    def __init__(self, config: ModernConfig):
+    def __init__(self, config: ModernConfig, layer: int = 0):
         super().__init__()
         self.norm1 = RMSNorm(config.d_model, config.norm_eps)
-        self.attn = ModernAttention(config)
+        self.attn = ModernAttention(config, layer)
         self.norm2 = RMSNorm(config.d_model, config.norm_eps)
         self.mlp = SwiGLU(config.d_model, config.d_ff)
 
@@ -335,7 +403,7 @@ class ModernGPT(torch.nn.Module):
         super().__init__()
         self.config = config
         self.embed = torch.nn.Embedding(config.vocab_size, config.d_model)
-        self.blocks = torch.nn.ModuleList(ModernBlock(config) for _ in range(config.n_layers))
+        self.blocks = torch.nn.ModuleList(ModernBlock(config, i) for i in range(config.n_layers))
         self.norm = RMSNorm(config.d_model, config.norm_eps)
         self.out = (None if config.tied
                     else torch.nn.Linear(config.d_model, config.vocab_size, bias=False))

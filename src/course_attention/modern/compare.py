@@ -116,16 +116,13 @@ def probe_batch(valid: np.ndarray, context: int = gpt.CHAPTER_CONFIG.context,
 
 def _scores(attn: torch.nn.Module, args: tuple[Any, ...]) -> torch.Tensor:
     """The pre-softmax logits ``(batch, heads, seq, seq)`` of one attention layer called with
-    ``args`` (its forward's positional arguments), causal entries only (the rest ``-inf``)."""
+    ``args`` (its forward's positional arguments), causal entries only (the rest ``-inf``);
+    before any soft-capping (chapter 14) and whatever the window."""
     x = args[0]
-    b, n, _ = x.shape
+    n = x.shape[1]
     if isinstance(attn, ModernAttention):
-        cos, sin = args[1], args[2]
-        q = attn.q_proj(x).view(b, n, attn.n_heads, attn.d_head)
-        k = attn.k_proj(x).view(b, n, attn.n_kv_heads, attn.d_head)
-        if attn.q_norm is not None:
-            q, k = attn.q_norm(q), attn.k_norm(k)
-        q, k = apply_rope(q.transpose(1, 2), cos, sin), apply_rope(k.transpose(1, 2), cos, sin)
+        q, k, _ = attn.project(x)
+        q, k = apply_rope(q, args[1], args[2]), apply_rope(k, args[1], args[2])
         k = repeat_kv(k, attn.n_heads // attn.n_kv_heads)
     else:  # chapter 5's MultiHeadAttention, as chapter 8's Block calls it (self-attention)
         q, k = attn._split(attn.W_q(x)), attn._split(attn.W_k(x))

@@ -36,6 +36,10 @@ from .scaling import *  # noqa: F403
 from .scaling import __all__ as _scaling
 from .self_attention import *  # noqa: F403
 from .self_attention import __all__ as _self_attention
+from .sinks import *  # noqa: F403
+from .sinks import __all__ as _sinks
+from .sinks_explorer import *  # noqa: F403
+from .sinks_explorer import __all__ as _sinks_explorer
 from .toolbox import *  # noqa: F403
 from .toolbox import __all__ as _toolbox
 from .transformer_block import *  # noqa: F403
@@ -60,4 +64,6 @@ __all__ = [
     *_modern_training,
     *_latent,
     *_latent_explorer,
+    *_sinks,
+    *_sinks_explorer,
 ]
