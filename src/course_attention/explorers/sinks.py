@@ -284,7 +284,7 @@ def figure_title(data: dict[str, Any], model: str, window: int, sinks: int) -> s
             + READOUT.format(context=data["context"], **past))
 
 
-#: The Try it's margins (on seeds 0–2 the measurements cleared them as noted): one first token
+#: The Try it's margins (on seeds 0–2 the measurements cleared them as noted) — one first token
 #: kept lowers the window-8 rolling cache's loss by more than this (0.10 to 0.47) …
 ONE_TOKEN_GAIN = 0.05
 #: … more at window 8 than at window 40, by more than this (0.07 to 0.27) …

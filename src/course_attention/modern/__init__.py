@@ -74,7 +74,7 @@ class ModernConfig:
     qk_norm: bool = False
     tied: bool = False
     attention_bias: bool = False
-    #: Chapter 14's options (all off: Llama and Qwen3). ``sinks``: gpt-oss's learned sink logit,
+    #: Chapter 14's options (all off — Llama and Qwen3). ``sinks``: gpt-oss's learned sink logit,
     #: one per head; ``softcap``: Gemma 2's ``attn_logit_softcapping``, ``softcap · tanh(s /
     #: softcap)`` on every score; ``sliding_window``: how many keys (itself included) a query
     #: of a ``"sliding_attention"`` layer sees; ``layer_types``: one of ``"full_attention"``,

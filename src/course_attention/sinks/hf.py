@@ -22,7 +22,7 @@ from ..modern import ModernAttention, ModernConfig
 
 __all__ = ["SMALL", "gpt_oss_model", "attention_from_hf", "LayerCheck", "attention_equality"]
 
-#: The small gpt-oss of the chapter: width 64, 4 query heads sharing 2 key/value heads of 16,
+#: The small gpt-oss of the chapter — width 64, 4 query heads sharing 2 key/value heads of 16,
 #: 2 layers (sliding, then full: gpt-oss's 1:1 pattern), a window of 4 keys, 2 experts, and
 #: gpt-oss's YaRN RoPE (chapter 12), whose cosines and sines the layers receive from HF.
 SMALL: dict[str, Any] = {
@@ -70,7 +70,8 @@ def attention_from_hf(hf_attention: torch.nn.Module) -> ModernAttention:
 class LayerCheck:
     """One gpt-oss layer compared (chapter 14): its ``kind`` (Hugging Face's layer type), the
     window, the largest difference of the outputs ``(batch, seq, d_model)``, and whether HF's
-    additive mask hides exactly the keys :meth:`ModernAttention.visible` hides."""
+    additive mask hides exactly the keys
+    :meth:`~course_attention.modern.ModernAttention.visible` hides."""
 
     layer: int
     kind: str
