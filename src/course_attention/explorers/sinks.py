@@ -57,9 +57,9 @@ DIGITS = 4
 #: Rows of one recomputation batch (a batch of thousands of rows is 3 times slower a token).
 CHUNK = 64
 #: The figure's title, and the readout under it (``sinks.js`` fills the same templates).
-TITLE = N_("{model}: window {window}, sinks kept {sinks}")
-READOUT = N_("<sup>mean loss past position {context}: cache {cache:.2f}, recompute "
-             "{recompute:.2f}, full {full:.2f}</sup>")
+TITLE = N_("{model}: window {window}, {sinks} sinks")
+READOUT = N_("<sup>loss past {context}: cache {cache:.2f}, recompute {recompute:.2f}, "
+             "full {full:.2f}</sup>")
 
 
 def explorer_texts() -> torch.Tensor:
@@ -249,7 +249,7 @@ def sinks_explorer(model: str = "sink", window: int = 16, sinks: int = 4,
     gpt-oss's learned sink logits), ``window`` (8, 16, …, 40 keys the cache keeps) and ``sinks``
     (0, 1, 2, 4 or 8 first tokens it keeps as well). ``models``: the chapter's trained models,
     ``{name: run.model}`` (default: untrained ones, so that the explorer works alone); ``data``:
-    their :func:`explorer_data`, if already computed. The figure is
+    their ``explorers.sinks.explorer_data``, if already computed. The figure is
     :func:`course_attention.viz.sinks_explorer_figure`.
     """
     import ipywidgets as w

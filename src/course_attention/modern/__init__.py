@@ -353,10 +353,9 @@ class ModernAttention(torch.nn.Module):
         scores = scores.masked_fill(~visible, float("-inf"))
         if self.score_filter is not None:
             scores = self.score_filter(scores)
-        if self.sinks is not None:
-            from ..sinks import softmax_with_sink
-
-            weights = softmax_with_sink(scores, self.sinks.to(scores.dtype))
+        if self.sinks is not None:  # gpt-oss: one more column per row, dropped after the softmax
+            sink = self.sinks.to(scores.dtype).reshape(1, -1, 1, 1).expand(*scores.shape[:-1], 1)
+            weights = torch.softmax(torch.cat((scores, sink), dim=-1), dim=-1)[..., :-1]
         else:
             weights = torch.softmax(scores, dim=-1, dtype=torch.float32).to(v.dtype)
         v = repeat_kv(v, self.n_heads // self.n_kv_heads)

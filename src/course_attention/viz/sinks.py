@@ -66,17 +66,25 @@ def streaming_figure(curves: Mapping[str, ArrayLike], context: int, cache: int,
                      size: int = 8, title: str | None = None) -> go.Figure:
     """The next-token loss by position, one line per way of reading the text: ``curves[name]``
     ``(n,)``, entry ``t`` the loss of predicting token ``t + 1``, averaged over bins of ``size``
-    positions. Dotted lines mark the trained ``context`` and the cache's size ``cache``.
+    positions. Dotted lines mark the trained ``context`` and the cache's size ``cache``, labelled
+    in the empty band the y axis leaves above the curves.
     Introduced in chapter 14."""
     if not curves:
         raise ValueError("need at least one curve")
     hover = _("positions around %{x:.0f}<br>loss %{y:.3f} nats<extra></extra>")
     fig = go.Figure()
+    lows, highs = [], []
     for i, (name, values) in enumerate(curves.items()):
         x, y = binned(values, size)
+        lows.append(float(y.min()))
+        highs.append(float(y.max()))
         fig.add_trace(curve(x, y, name, PALETTE[i % len(PALETTE)], hover).update(mode="lines"))
-    for where, text in ((context, _("trained context")), (cache, _("cache size"))):
-        fig.add_vline(x=where, line_dash="dot", line_color="grey",
+    lo, hi = min(lows), max(highs)
+    span = max(hi - lo, 1e-3)  # the top third stays empty for the lines' labels
+    fig.update_yaxes(range=[lo - 0.05 * span, hi + 0.6 * span])
+    for where, text, side in ((context, _("trained context"), "top right"),
+                              (cache, _("cache size"), "top left")):
+        fig.add_vline(x=where, line_dash="dot", line_color="grey", annotation_position=side,
                       annotation=dict(text=text, textangle=-90, font=dict(size=11)))
     fig.update_xaxes(title=_("position in the text"))
     fig.update_yaxes(title=axis_title(_("loss (nats)")))

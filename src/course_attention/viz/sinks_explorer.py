@@ -1,7 +1,7 @@
 """Chapter 14's live explorer figure: a model's sink map and a streaming cache's loss curve.
 
 Introduced in chapter 14. The numbers come from
-:func:`course_attention.explorers.sinks.explorer_data` (the chapter's trained models, computed
+``course_attention.explorers.sinks.explorer_data`` (the chapter's trained models, computed
 once); :func:`sinks_explorer_numbers` picks one state's, as the page (``sinks.js``) does, and
 :func:`sinks_explorer_figure` draws them: the notebook's explorer and the page's first state.
 """
@@ -22,7 +22,7 @@ __all__ = ["sinks_explorer_numbers", "sinks_explorer_traces", "sinks_explorer_fi
 
 def sinks_explorer_numbers(data: dict[str, Any], model: str, window: int, sinks: int
                            ) -> dict[str, Any]:
-    """One state's numbers of ``data`` (:func:`~course_attention.explorers.sinks.explorer_data`):
+    """One state's numbers of ``data`` (``explorers.sinks.explorer_data``):
     ``share`` ``(layers · heads, context − 1)`` of ``model``; ``cache``, ``recompute``, ``full``
     ``(bins,)``: the loss curves of ``window`` and ``sinks``; ``past``: ``{"cache",
     "recompute", "full"}``, their mean loss past the trained context; ``size``: the cache's
