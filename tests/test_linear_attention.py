@@ -98,3 +98,30 @@ def test_state_bytes_and_bad_input():
         la.gated_delta_rule(q, k, v, g, beta, initial_state=torch.zeros(1))
     with pytest.raises(ValueError, match="heads"):
         la.state_bytes(1, 0, 1, 1)
+
+
+def test_the_layer_equals_hugging_faces_qwen3_next_gated_deltanet():
+    transformers = pytest.importorskip("transformers")
+    hf = pytest.importorskip("transformers.models.qwen3_next.modeling_qwen3_next")
+    from course_attention import gated_deltanet
+
+    torch.manual_seed(0)
+    config = transformers.Qwen3NextConfig(
+        hidden_size=64, linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=8,
+        linear_value_head_dim=6, linear_conv_kernel_dim=4, num_hidden_layers=1,
+        layer_types=["linear_attention"], num_attention_heads=4, num_key_value_heads=2,
+        vocab_size=50, intermediate_size=32, moe_intermediate_size=16, num_experts=2,
+        num_experts_per_tok=1)
+    layer = hf.Qwen3NextGatedDeltaNet(config, 0).double()
+    with torch.no_grad():
+        for p in layer.parameters():
+            p.normal_(0, 0.3)
+        layer.A_log.copy_(torch.log(torch.rand(4, dtype=F64) * 2 + 0.1))
+    ours = gated_deltanet.from_hf(layer)
+    x = torch.randn(2, 37, 64, dtype=F64)
+    with torch.no_grad():
+        theirs, mine = layer(x), ours(x)
+        gap = float((theirs - mine).abs().max())
+        assert 1e-12 < gap < 1e-5 * float(theirs.abs().max())  # HF's rule runs in float32
+        ours.dt_bias.add_(0.5)  # the control: one gate's bias changed, the layer differs
+        assert float((ours(x) - theirs).abs().max()) > 1e-3
