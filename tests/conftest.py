@@ -55,13 +55,15 @@ def pytest_addoption(parser):
 #: The explorer, JupyterLab and claims checks that take longest (the trained models' chapters),
 #: by a part of their id: they run first, so that xdist's two workers finish at about the same time
 #: instead of one of them starting a minute-long check when the other is nearly done.
-LONGEST_FIRST = ("09_induction_heads", "08_decoder_only",
-                 "test_induction.py::test_the_chapters_claims", "test_gpt.py::test_the_chapters",
+LONGEST_FIRST = ("09_induction_heads", "08_decoder_only", "14_sinks_and_streaming",
+                 "test_induction.py::test_the_chapters_claims",
+                 "test_sinks_compare.py::test_the_chapters_claims",
+                 "test_gpt.py::test_the_chapters",
                  "test_positions.py::test_length_generalisation_claims", "04_masking",
                  "10_positions", "07_encoder_decoder", "11_efficient_attention",
                  "12_modern_attention", "13_latent_and_sparse")
 LONG_FILES = ("test_site_polish.py", "test_figure_text.py", "test_lab.py", "test_induction.py",
-              "test_gpt.py", "test_positions.py")
+              "test_gpt.py", "test_positions.py", "test_sinks_compare.py")
 
 
 def _marks_selected(markexpr: str) -> list[str] | None:

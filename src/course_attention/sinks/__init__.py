@@ -23,6 +23,7 @@ sink logit and a window equal to Hugging Face's ``GptOssAttention``, and
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -138,12 +139,16 @@ def attention_weights(model: torch.nn.Module, tokens: torch.Tensor) -> torch.Ten
     if not isinstance(model, ModernGPT):
         raise ValueError(f"model must be a gpt.GPT, an induction.AttentionOnlyTransformer or a "
                          f"ModernGPT; got {type(model).__name__}")
+    return _per_layer(model, tokens, _modern_weights)
+
+
+def _per_layer(model: Any, tokens: torch.Tensor,
+               measure: Callable[[Any, tuple[Any, ...]], torch.Tensor]) -> torch.Tensor:
+    """``measure(attention layer, its forward's arguments)`` for each block's attention layer
+    during one forward pass of ``model`` on ``tokens``, stacked: ``(layers, …)``."""
     seen: list[torch.Tensor] = []
-
-    def hook(attn: torch.nn.Module, args: tuple[Any, ...], out: torch.Tensor) -> None:
-        seen.append(_modern_weights(attn, args))
-
-    hooks = [b.attn.register_forward_hook(hook) for b in model.blocks]
+    hooks = [b.attn.register_forward_hook(lambda m, args, out: seen.append(measure(m, args)))
+             for b in model.blocks]
     try:
         model(tokens)
     finally:
@@ -174,28 +179,18 @@ def value_norms(model: torch.nn.Module, tokens: torch.Tensor) -> torch.Tensor:
     from .. import gpt, induction
     from ..modern import ModernGPT, repeat_kv
 
-    norms: list[torch.Tensor] = []
     if isinstance(model, ModernGPT):
-        def hook(attn: torch.nn.Module, args: tuple[Any, ...], out: torch.Tensor) -> None:
-            v = repeat_kv(attn.project(args[0])[2], attn.n_heads // attn.n_kv_heads)
-            norms.append(v.norm(dim=-1).mean(0))
-        layers = [b.attn for b in model.blocks]
+        def values(attn: Any, args: tuple[Any, ...]) -> torch.Tensor:
+            return repeat_kv(attn.project(args[0])[2], attn.n_heads // attn.n_kv_heads)
     elif isinstance(model, gpt.GPT):
-        def hook(attn: torch.nn.Module, args: tuple[Any, ...], out: Any) -> None:
-            norms.append(attn._split(attn.W_v(args[0])).norm(dim=-1).mean(0))
-        layers = [b.attn for b in model.blocks]
+        def values(attn: Any, args: tuple[Any, ...]) -> torch.Tensor:
+            return attn._split(attn.W_v(args[0]))
     elif isinstance(model, induction.AttentionOnlyTransformer):
         return _attention_only_value_norms(model, tokens)
     else:
         raise ValueError(f"model must be a gpt.GPT, an induction.AttentionOnlyTransformer or a "
                          f"ModernGPT; got {type(model).__name__}")
-    hooks = [layer.register_forward_hook(hook) for layer in layers]
-    try:
-        model(tokens)
-    finally:
-        for h in hooks:
-            h.remove()
-    return torch.stack(norms)
+    return _per_layer(model, tokens, lambda attn, args: values(attn, args).norm(dim=-1).mean(0))
 
 
 def _attention_only_value_norms(model: Any, tokens: torch.Tensor) -> torch.Tensor:
