@@ -103,7 +103,7 @@ def test_state_bytes_and_bad_input():
 def test_the_layer_equals_hugging_faces_qwen3_next_gated_deltanet():
     transformers = pytest.importorskip("transformers")
     hf = pytest.importorskip("transformers.models.qwen3_next.modeling_qwen3_next")
-    from course_attention import gated_deltanet
+    from course_attention.linear_attention import gated_deltanet
 
     torch.manual_seed(0)
     config = transformers.Qwen3NextConfig(

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import torch
 
-from .linear_attention import gated_delta_rule
+from . import gated_delta_rule
 
 __all__ = ["GatedDeltaNet", "from_hf"]
 
