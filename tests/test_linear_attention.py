@@ -67,20 +67,27 @@ def test_the_delta_rule_writes_the_error_one_step_of_regression():
     assert torch.allclose(out[:, :, 1], v[:, :, 1], atol=1e-12)
 
 
-def test_the_gated_delta_rule_equals_hugging_faces_qwen3_next_references():
-    hf = pytest.importorskip("transformers.models.qwen3_next.modeling_qwen3_next")
-    q, k, v, g, beta = _inputs(3, 37)
-    ours, state = la.gated_delta_rule(q, k, v, g, beta)
-    t = lambda x: x.transpose(1, 2)  # noqa: E731 - HF: (batch, seq, heads, d)
-    rec, rec_state = hf.torch_recurrent_gated_delta_rule(t(q), t(k), t(v), t(g), t(beta),
-                                                         output_final_state=True)
-    chunk, chunk_state = hf.torch_chunk_gated_delta_rule(t(q), t(k), t(v), t(g), t(beta),
-                                                         chunk_size=8, output_final_state=True)
-    for theirs, s in ((rec, rec_state), (chunk, chunk_state)):
-        assert theirs.dtype == F64  # cast back to the input's dtype ...
-        assert float((t(theirs) - ours).abs().max()) < 1e-5  # ... after float32 arithmetic
-        assert float((s.double() - state).abs().max()) < 1e-5
-        assert float((t(theirs) - ours).abs().max()) > 1e-12  # float32 inside, not float64
+@pytest.mark.parametrize("seq, chunk", [(37, 8), (64, 16), (5, 64)])
+def test_the_gated_delta_rule_equals_hugging_faces_qwen3_next_references(seq, chunk):
+    pytest.importorskip("transformers.models.qwen3_next.modeling_qwen3_next")
+    from course_attention.linear_attention import hf
+
+    gaps = hf.rule_equality(seq, chunk, seed=seq)
+    assert gaps.chunk_recurrent < 1e-12  # the course's two forms, float64
+    for gap in (gaps.hf_recurrent, gaps.hf_chunk):  # Hugging Face's float32 arithmetic inside
+        assert 1e-12 < gap < 1e-5 * gaps.scale
+
+
+def test_rule_inputs_are_what_the_rule_needs():
+    from course_attention.linear_attention import hf
+
+    q, k, v, g, beta = hf.rule_inputs(seq=9, heads=3, d_k=4, d_v=5, seed=2)
+    assert q.shape == k.shape == (1, 3, 9, 4) and v.shape == (1, 3, 9, 5)
+    assert g.shape == beta.shape == (1, 3, 9) and bool((g <= 0).all())
+    assert bool(((beta > 0) & (beta < 1)).all())
+    assert torch.allclose(k.norm(dim=-1), torch.ones(1, 3, 9, dtype=F64))
+    with pytest.raises(ValueError, match="d_k"):
+        hf.rule_inputs(d_k=0)
 
 
 def test_state_bytes_and_bad_input():
@@ -101,27 +108,9 @@ def test_state_bytes_and_bad_input():
 
 
 def test_the_layer_equals_hugging_faces_qwen3_next_gated_deltanet():
-    transformers = pytest.importorskip("transformers")
-    hf = pytest.importorskip("transformers.models.qwen3_next.modeling_qwen3_next")
-    from course_attention.linear_attention import gated_deltanet
+    pytest.importorskip("transformers.models.qwen3_next.modeling_qwen3_next")
+    from course_attention.linear_attention import hf
 
-    torch.manual_seed(0)
-    config = transformers.Qwen3NextConfig(
-        hidden_size=64, linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=8,
-        linear_value_head_dim=6, linear_conv_kernel_dim=4, num_hidden_layers=1,
-        layer_types=["linear_attention"], num_attention_heads=4, num_key_value_heads=2,
-        vocab_size=50, intermediate_size=32, moe_intermediate_size=16, num_experts=2,
-        num_experts_per_tok=1)
-    layer = hf.Qwen3NextGatedDeltaNet(config, 0).double()
-    with torch.no_grad():
-        for p in layer.parameters():
-            p.normal_(0, 0.3)
-        layer.A_log.copy_(torch.log(torch.rand(4, dtype=F64) * 2 + 0.1))
-    ours = gated_deltanet.from_hf(layer)
-    x = torch.randn(2, 37, 64, dtype=F64)
-    with torch.no_grad():
-        theirs, mine = layer(x), ours(x)
-        gap = float((theirs - mine).abs().max())
-        assert 1e-12 < gap < 1e-5 * float(theirs.abs().max())  # HF's rule runs in float32
-        ours.dt_bias.add_(0.5)  # the control: one gate's bias changed, the layer differs
-        assert float((ours(x) - theirs).abs().max()) > 1e-3
+    gap, scale, control = hf.layer_equality(seq=37)
+    assert 1e-12 < gap < 1e-5 * scale  # HF's rule runs in float32
+    assert control > 1e3 * gap  # the control: one gate's bias changed, the layer differs

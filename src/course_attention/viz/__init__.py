@@ -20,6 +20,8 @@ from .latent import *  # noqa: F403
 from .latent import __all__ as _latent
 from .latent_explorer import *  # noqa: F403
 from .latent_explorer import __all__ as _latent_explorer
+from .linear_explorer import *  # noqa: F403
+from .linear_explorer import __all__ as _linear_explorer
 from .lookup import *  # noqa: F403
 from .lookup import __all__ as _lookup
 from .masking import *  # noqa: F403
@@ -66,4 +68,5 @@ __all__ = [
     *_latent_explorer,
     *_sinks,
     *_sinks_explorer,
+    *_linear_explorer,
 ]
