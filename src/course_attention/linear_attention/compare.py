@@ -1,16 +1,24 @@
-"""Chapter 15's trained models: associative recall against the number of pairs, the induction
-task, and the 3:1 hybrid, for softmax attention, linear attention, DeltaNet and Gated DeltaNet.
+"""Chapter 15's trained models: associative recall against the number of pairs, and the 3:1
+hybrid, for softmax attention, linear attention, DeltaNet and Gated DeltaNet.
 
 Introduced in chapter 15. Every model is a :class:`~.models.MixerStack` of the same width
 (:data:`WIDTH`), trained with the course's one loop (:func:`~course_attention.training.fit`, one
-torch thread) on :func:`~.recall.recall_batches` of :data:`TASK` (or on chapter 9's repeated
-tokens, :func:`~course_attention.induction.repeat_batch`, for the ``"induction_*"`` models). The
-models (:data:`MODELS`):
+torch thread) on :func:`~.recall.recall_batches` of :data:`TASK`. The models (:data:`MODELS`):
 
 - ``"softmax"``, ``"linear"``, ``"delta"``, ``"gated_delta"``: two layers of one mixer;
-- ``"hybrid"``: three :data:`HYBRID_LINEAR` layers then one softmax layer (Qwen3-Next's and
-  Kimi Linear's 3:1), against ``"all_softmax"`` and ``"all_linear"`` of the same depth;
-- ``"induction_<kind>"``: the two-layer model of each kind on chapter 9's task.
+- ``"hybrid"``: three :data:`HYBRID_LINEAR` (Gated DeltaNet) layers then one softmax layer
+  (Qwen3-Next's and Kimi Linear's 3:1), against ``"all_softmax"`` and ``"all_linear"`` (four
+  Gated DeltaNet layers) of the same depth.
+
+Every model trains on the same batches with the same :data:`TRAINING`: 500 steps at a rate of
+1e-2. The first recipe, 300 steps at 3e-2, suited softmax and linear attention, but the delta
+rules stayed on the loss plateau (``ln 16``: any value) on most seeds; a gentler, longer run lets
+every kind fit, and linear attention loses nothing by it (recall 0.70–0.83 at 32 pairs against
+0.63–0.79 before).
+
+Chapter 9's induction task is not trained here: in 300 steps no linear kind learned it on any of
+seeds 0–2, and softmax attention on seeds 0 and 1 only, not under ``ATEN_CPU_CAPABILITY=avx2``
+(loss 4.06 against the chance 4.16), so it gave no result that holds, for four trainings' time.
 
 :func:`train_all` trains them in two processes; :func:`chapter_results` measures;
 :func:`check_chapter_claims` asserts what chapter 15 says.
@@ -25,16 +33,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from .. import induction
 from . import state_bytes
 from .models import KINDS, MixerStack, StackConfig
 from .recall import RecallConfig, recall_accuracy, recall_batch, recall_batches, recall_loss
 
 __all__ = ["TASK", "WIDTH", "TRAIN_PAIRS", "PAIRS", "TRAINING", "HYBRID_LINEAR", "RECALL_MODELS",
-           "HYBRID_MODELS", "INDUCTION_MODELS", "MODELS", "GROUPS", "config_of", "build", "Run",
+           "HYBRID_MODELS", "MODELS", "GROUPS", "config_of", "build", "Run",
            "train_model", "train_group", "train_all", "cache_bytes", "ChapterResults",
            "chapter_results", "FIT", "CLAIMED", "FALL", "ABOVE", "SOFTMAX_HOLDS", "WINS",
-           "HYBRID_SHORT", "check_chapter_claims"]
+           "HYBRID_SHORT", "HYBRID_NEAR", "check_chapter_claims"]
 
 #: The recall task: 32 key ids, 16 value ids.
 TASK = RecallConfig(n_keys=32, n_values=16)
@@ -45,17 +52,15 @@ WIDTH: dict[str, int] = {"d_model": 32, "heads": 2, "d_ff": 64, "conv": 4}
 TRAIN_PAIRS: tuple[int, ...] = (4, 8, 16, 32)
 PAIRS: tuple[int, ...] = (4, 8, 16, 24, 32)
 #: Adam with a warm-up of 30 steps and a cosine schedule (:func:`~course_attention.training.fit`).
-TRAINING: dict[str, Any] = {"steps": 300, "batch_size": 32, "lr": 3e-2}
-#: The linear mixer of ``"hybrid"`` and ``"all_linear"``.
-HYBRID_LINEAR = "linear"
+#: At a rate of 3e-2 and 300 steps the delta rules left the loss plateau on some seeds only.
+TRAINING: dict[str, Any] = {"steps": 500, "batch_size": 32, "lr": 1e-2}
+#: The linear mixer of ``"hybrid"`` and ``"all_linear"``: Gated DeltaNet, as in Qwen3-Next.
+HYBRID_LINEAR = "gated_delta"
 RECALL_MODELS: tuple[str, ...] = KINDS
 HYBRID_MODELS: tuple[str, ...] = ("hybrid", "all_softmax", "all_linear")
-INDUCTION_MODELS: tuple[str, ...] = tuple(f"induction_{k}" for k in KINDS)
-MODELS: tuple[str, ...] = RECALL_MODELS + HYBRID_MODELS + INDUCTION_MODELS
-#: How :func:`train_all` splits the models between its two processes.
-GROUPS = (("softmax", "delta", "all_softmax", "induction_softmax", "induction_delta",
-           "induction_linear"),
-          ("linear", "gated_delta", "hybrid", "all_linear", "induction_gated_delta"))
+MODELS: tuple[str, ...] = RECALL_MODELS + HYBRID_MODELS
+#: How :func:`train_all` splits the models between its two processes (about equal seconds).
+GROUPS = (("all_softmax", "delta", "hybrid"), ("softmax", "linear", "gated_delta", "all_linear"))
 #: Evaluation batches: this many sequences, drawn from seed ``EVAL_SEED + seed``.
 EVAL_SIZE, EVAL_SEED = 256, 10_000
 
@@ -64,9 +69,6 @@ def config_of(name: str) -> StackConfig:
     """The :class:`~.models.StackConfig` of model ``name`` of :data:`MODELS`."""
     if name not in MODELS:
         raise ValueError(f"model must be one of {MODELS}; got {name!r}")
-    if name.startswith("induction_"):
-        kind = name.removeprefix("induction_")
-        return StackConfig(induction.RepeatConfig().vocab, (kind, kind), **WIDTH)
     layers = {"hybrid": (HYBRID_LINEAR,) * 3 + ("softmax",), "all_softmax": ("softmax",) * 4,
               "all_linear": (HYBRID_LINEAR,) * 4}.get(name, (name, name))
     return StackConfig(TASK.vocab, layers, **WIDTH)
@@ -82,8 +84,8 @@ def build(name: str, seed: int = 0) -> MixerStack:
 @dataclass(frozen=True)
 class Run:
     """One trained model: ``losses`` ``(steps,)`` per batch; ``train_accuracy`` the recall on a
-    batch of every pair count of :data:`TRAIN_PAIRS` drawn like the training ones (for the
-    induction models: NaN); ``seconds`` the training's wall time; ``model``."""
+    batch of every pair count of :data:`TRAIN_PAIRS` drawn like the training ones; ``seconds``
+    the training's wall time; ``model``."""
 
     name: str
     seed: int
@@ -93,11 +95,6 @@ class Run:
     model: MixerStack
 
 
-def _induction_loss(model: MixerStack, data: induction.RepeatBatch) -> torch.Tensor:
-    logits = model(data.tokens[:, :-1])
-    return torch.nn.functional.cross_entropy(logits.transpose(1, 2), data.tokens[:, 1:])
-
-
 def train_model(name: str, seed: int = 0) -> Run:
     """Train model ``name`` of :data:`MODELS` from ``seed`` with :data:`TRAINING` (one torch
     thread). Introduced in chapter 15."""
@@ -105,15 +102,6 @@ def train_model(name: str, seed: int = 0) -> Run:
 
     model = build(name, seed)
     start = time.perf_counter()
-    if name.startswith("induction_"):
-        config = induction.RepeatConfig()
-
-        def draw(gen: torch.Generator) -> induction.RepeatBatch:
-            return induction.repeat_batch(config, TRAINING["batch_size"], gen)
-
-        log = fit(model, draw, _induction_loss, TRAINING["steps"], TRAINING["lr"], 30, 0.0,
-                  seed, False, 1)
-        return Run(name, seed, log.losses, float("nan"), time.perf_counter() - start, model)
     log = fit(model, recall_batches(TASK, TRAINING["batch_size"], TRAIN_PAIRS), recall_loss,
               TRAINING["steps"], TRAINING["lr"], 30, 0.0, seed, False, 1)
     seconds = time.perf_counter() - start
@@ -166,15 +154,12 @@ def cache_bytes(name: str, seq: int, bytes_per_value: int = 4) -> int:
 class ChapterResults:
     """What chapter 15 measures of one seed's runs: ``recall[name]`` ``(len(PAIRS),)`` recall
     accuracy at each of :data:`PAIRS`; ``baseline`` ``(len(PAIRS),)`` the context baseline
-    (:meth:`~.recall.RecallBatch.context_baseline`); ``induction[kind]`` the loss on chapter 9's
-    repeated tokens (nats); ``induction_chance`` ``ln(vocab)``; ``bytes[name]`` at the longest
-    recall sequence."""
+    (:meth:`~.recall.RecallBatch.context_baseline`); ``bytes[name]`` at the longest recall
+    sequence."""
 
     runs: dict[str, Run]
     recall: dict[str, np.ndarray]
     baseline: np.ndarray
-    induction: dict[str, float]
-    induction_chance: float
     bytes: dict[str, int]
 
 
@@ -189,39 +174,36 @@ def chapter_results(runs: dict[str, Run]) -> ChapterResults:
     seed = next(iter(runs.values())).seed
     gen = torch.Generator().manual_seed(EVAL_SEED + seed)
     batches = [recall_batch(TASK, EVAL_SIZE, n, gen) for n in PAIRS]
-    repeat = induction.repeat_batch(induction.RepeatConfig(), EVAL_SIZE, gen)
-    recall, ind = {}, {}
+    recall = {}
     with torch_threads(1):
         for name, run in runs.items():
-            run.model.eval()
-            if name.startswith("induction_"):
-                logits = run.model(repeat.tokens)
-                ind[name.removeprefix("induction_")] = induction.repeat_losses(logits, repeat)[0]
-            else:
-                recall[name] = np.array([recall_accuracy(run.model, b) for b in batches])
+            recall[name] = np.array([recall_accuracy(run.model, b) for b in batches])
     longest = 3 * max(PAIRS)
-    return ChapterResults(runs, recall, np.array([b.context_baseline() for b in batches]), ind,
-                          float(np.log(induction.RepeatConfig().vocab)),
-                          {n: cache_bytes(n, longest) for n in runs if n in RECALL_MODELS +
-                           HYBRID_MODELS})
+    return ChapterResults(runs, recall, np.array([b.context_baseline() for b in batches]),
+                          {n: cache_bytes(n, longest) for n in runs})
 
 
-#: Chapter 15's margins (measured on seeds 0–2; see the chapter's notes). The models the claims
-#: compare fit the task where it is within their state: recall at least :data:`FIT` at the two
-#: smallest numbers of pairs (4 and 8) …
+#: Chapter 15's margins (measured on seeds 0–2 and under ``ATEN_CPU_CAPABILITY=avx2``; see the
+#: chapter's notes). Every model fits the task where it is within its state: recall at least
+#: :data:`FIT` at the two smallest numbers of pairs (4 and 8) …
 FIT = 0.9
-#: The models the claims compare (the delta rules did not leave the plateau at this budget).
-CLAIMED = ("softmax", "linear", "hybrid", "all_softmax", "all_linear")
+#: The models that must fit: all of them.
+CLAIMED = RECALL_MODELS + HYBRID_MODELS
 #: … linear attention's recall falls by at least this much from 4 pairs to 32 (the head
 #: dimension is 16) …
 FALL = 0.15
 #: … yet stays at least this far above the context baseline (it binds some pairs) …
 ABOVE = 0.2
+#: … DeltaNet and Gated DeltaNet each recall more than linear attention at 32 pairs (the
+#: smallest gap measured: 0.018, DeltaNet on seed 0 under avx2; 0.05 to 0.22 elsewhere) …
 #: … softmax attention keeps at least :data:`SOFTMAX_HOLDS` at 32 pairs, at least :data:`WINS`
-#: above linear attention's …
+#: above linear attention's and above both delta rules' …
 SOFTMAX_HOLDS, WINS = 0.95, 0.15
-#: … and the 3:1 hybrid stays at least :data:`HYBRID_SHORT` below all-softmax at 32 pairs.
-HYBRID_SHORT = 0.05
+#: … and the 3:1 hybrid stays at least :data:`HYBRID_SHORT` below all-softmax at 32 pairs and
+#: within :data:`HYBRID_NEAR` of all-Gated-DeltaNet: its one softmax layer recovers nothing
+#: at this scale (measured: 0.004 to 0.091 below all-Gated-DeltaNet, 0.136 to 0.266 below
+#: all-softmax; the hybrid's recall moved by up to 0.054 between CPU kernels).
+HYBRID_SHORT, HYBRID_NEAR = 0.05, 0.15
 
 
 def check_chapter_claims(results: ChapterResults) -> None:
@@ -232,16 +214,21 @@ def check_chapter_claims(results: ChapterResults) -> None:
     - every model of :data:`CLAIMED` fits: recall ≥ :data:`FIT` at 4 and 8 pairs;
     - linear attention's recall falls by ≥ :data:`FALL` from 4 to 32 pairs, and stays
       ≥ :data:`ABOVE` above the context baseline at 32;
-    - softmax keeps ≥ :data:`SOFTMAX_HOLDS` at 32 pairs, ≥ :data:`WINS` above linear attention;
-    - the 3:1 hybrid ends ≥ :data:`HYBRID_SHORT` below all-softmax at 32 pairs.
+    - DeltaNet and Gated DeltaNet each end above linear attention at 32 pairs;
+    - softmax keeps ≥ :data:`SOFTMAX_HOLDS` at 32 pairs, ≥ :data:`WINS` above linear attention,
+      and is above both delta rules;
+    - the 3:1 hybrid ends ≥ :data:`HYBRID_SHORT` below all-softmax at 32 pairs, and within
+      :data:`HYBRID_NEAR` of all-Gated-DeltaNet (``"all_linear"``).
 
-    Not claimed (seeds 0–2 disagree or the models did not fit): anything about DeltaNet and
-    Gated DeltaNet, which left the plateau on one seed of three (DeltaNet) or none (Gated);
-    that the hybrid beats all-linear (it is within 0.04 of it on every seed); chapter 9's task,
-    which softmax learned on seeds 0 and 1 only and no linear kind learned.
+    Not claimed (seeds 0–2 disagree): which delta rule recalls more (DeltaNet on seeds 1 and 2,
+    Gated DeltaNet on seed 0); how far the delta rules' recall falls with the pairs (by 0.15 on
+    seed 0, by 0.02 on seed 1 for DeltaNet).
     """
     r, base = results.recall, results.baseline
     last = len(PAIRS) - 1
+    missing = set(CLAIMED) - set(r)
+    if missing:
+        raise ValueError(f"the claims need the runs of {sorted(missing)}")
     checks: dict[str, bool] = {
         f"{name} fits recall at 4 and 8 pairs (≥ {FIT})": bool(r[name][:2].min() >= FIT)
         for name in CLAIMED}
@@ -250,14 +237,19 @@ def check_chapter_claims(results: ChapterResults) -> None:
             r["linear"][0] - r["linear"][last] >= FALL),
         f"linear attention stays ≥ {ABOVE} above the context baseline": bool(
             r["linear"][last] >= base[last] + ABOVE),
+        **{f"{kind} ends above linear attention at 32 pairs": bool(
+            r[kind][last] > r["linear"][last]) for kind in ("delta", "gated_delta")},
         f"softmax keeps ≥ {SOFTMAX_HOLDS} at 32 pairs, ≥ {WINS} above linear": bool(
             r["softmax"][last] >= SOFTMAX_HOLDS and r["softmax"][last] >= r["linear"][last]
             + WINS),
+        "softmax ends above both delta rules at 32 pairs": bool(
+            r["softmax"][last] > max(r["delta"][last], r["gated_delta"][last])),
         f"the 3:1 hybrid ends ≥ {HYBRID_SHORT} below all-softmax": bool(
             r["hybrid"][last] <= r["all_softmax"][last] - HYBRID_SHORT),
+        f"the 3:1 hybrid ends within {HYBRID_NEAR} of all-Gated-DeltaNet": bool(
+            abs(r["hybrid"][last] - r["all_linear"][last]) <= HYBRID_NEAR),
     })
     failed = [name for name, ok in checks.items() if not ok]
     if failed:
         summary = {k: np.round(v, 3).tolist() for k, v in r.items()}
-        raise AssertionError(f"chapter 15's claims fail: {failed} ({summary}, induction "
-                             f"{ {k: round(v, 3) for k, v in results.induction.items()} })")
+        raise AssertionError(f"chapter 15's claims fail: {failed} ({summary})")
