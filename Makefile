@@ -116,9 +116,14 @@ notebooks: book
 notebook-check: install
 	$(BIN)/pytest -q -x -n 2 -m notebooks
 
+# The strict build saves what each training function returns (course_attention.reuse); the
+# JupyterLab check, on the same kernels and one thread, reuses it instead of training again.
+# One torch thread here as there: the build shares the cores with the other kernels' run.
+TRAINED := $(CURDIR)/_build/trained
+SAVE_TRAINED := OMP_NUM_THREADS=1 COURSE_ATTENTION_SAVE_TRAINED=$(TRAINED)
 strict-build: install
-	rm -rf _build/html _build/jupyter_execute _build/.doctrees
-	$(JB_BUILD) -W -n --keep-going
+	rm -rf _build/html _build/jupyter_execute _build/.doctrees _build/trained
+	$(SAVE_TRAINED) $(JB_BUILD) -W -n --keep-going
 	$(call ZH_BUILD,-W -n --keep-going)
 
 # After an English change: new units join the catalogues, changed ones turn fuzzy (locales/).
@@ -165,7 +170,7 @@ chapter: install chromium $(COLAB_VENV)/.installed
 
 chapter-here:
 	touch chapters/$(NB)*.ipynb
-	$(JB_BUILD) -W -n --keep-going
+	$(SAVE_TRAINED) $(JB_BUILD) -W -n --keep-going
 	$(call ZH_BUILD,-W -n --keep-going,keep)
 	$(BIN)/python -m course_book.reader . >/dev/null
 	$(BIN)/python -m course_book.reader . zh >/dev/null
@@ -209,7 +214,8 @@ $(LAB_VENV)/.installed: pyproject.toml | $(UV)
 lab: $(LAB_VENV)/.installed
 	$(LAB_VENV)/bin/jupyter lab notebooks/
 
-# Every reader notebook opened and run in a real JupyterLab, checked in headless Chromium.
+# Every reader notebook opened and run in a real JupyterLab, checked in headless Chromium; its
+# kernels reuse the strict build's trainings (_build/trained, see strict-build).
 # Three workers on two cores: a notebook's run in JupyterLab waits on the page and the kernel
 # in turn (one worker leaves a core idle 40 % of the time; three: 3 %, and the stage 10 % sooner).
 lab-check: install chromium $(LAB_VENV)/.installed

@@ -23,6 +23,7 @@ import pytest
 
 from _notebooks import ROOT, notebooks
 from _site import browser
+from course_attention import reuse
 from course_book import reader
 
 pytestmark = pytest.mark.lab
@@ -58,10 +59,11 @@ def lab(tmp_path_factory):
     (settings / "apputils-extension" / "notification.jupyterlab-settings").write_text(
         json.dumps({"fetchNews": "false", "checkForUpdates": False}))
     port, token = _free_port(), "course-attention-lab-check"
-    # the workers share the cores: each kernel computes on one thread (torch, OpenBLAS)
+    # the workers share the cores: each kernel computes on one thread (torch, OpenBLAS), as the
+    # strict build did, and reuses the models the build trained (course_attention.reuse)
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(base / "config"),
            "JUPYTER_RUNTIME_DIR": str(base / "runtime"), "JUPYTER_DATA_DIR": str(base / "data"),
-           "OMP_NUM_THREADS": "1"}
+           "OMP_NUM_THREADS": "1", reuse.REUSE: str(ROOT / "_build" / "trained")}
     log = (base / "lab.log").open("w")
     server = subprocess.Popen(
         [str(LAB), "lab", "--no-browser", "--allow-root", f"--port={port}",

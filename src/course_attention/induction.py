@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from .modules import MultiHeadAttention, scaled_dot_product_attention
+from .reuse import reusable
 
 __all__ = [
     "RepeatConfig",
@@ -564,6 +565,7 @@ def _checkpoint(model: AttentionOnlyTransformer, data: RepeatBatch) -> tuple[Any
     return rep, other, previous_token_score(w), induction_score(w, data), w[:, 0].half().numpy()
 
 
+@reusable
 def train_induction(
     config: RepeatConfig = RepeatConfig(),
     steps: int = 1000,

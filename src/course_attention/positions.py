@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from . import numpy_ref
+from .reuse import reusable
 
 __all__ = [
     "POSITION_KINDS",
@@ -369,6 +370,7 @@ class _Fitted(Exception):
     """Raised from :func:`length_generalisation`'s callback to stop :func:`fit` once it fits."""
 
 
+@reusable
 def length_generalisation(
     kind: str,
     seed: int = 0,

@@ -429,9 +429,11 @@ def _judge(ex: Exercise, fn: Callable[..., Any]) -> _Verdict:
     m = len(cases)
     title = _(ex.title)
     for n, args in enumerate(cases, start=1):
+        # the reference first, outside the time limit: what it imports on first use (torch takes
+        # seconds) must not be cut off by the alarm, leaving a half-imported module behind
+        expected.append(ex.reference(*copy.deepcopy(args)))
         run = _run_limited(fn, copy.deepcopy(args), TIME_LIMIT_S)
         runs.append(run)
-        expected.append(ex.reference(*copy.deepcopy(args)))
         if run.timed_out:
             if failure is None:
                 return _Verdict(False, _timeout_message(ex, n, m, args, run))

@@ -44,6 +44,7 @@ from ..grouped_query import kv_cache_bytes_per_token
 from ..modern import ModernConfig, ModernGPT
 from ..modern import compare as modern_compare
 from ..modern.compare import n_parameters
+from ..reuse import reusable
 from . import MLAGPT, MLAConfig
 
 __all__ = [
@@ -154,6 +155,7 @@ class Run:
     model: torch.nn.Module
 
 
+@reusable
 def train_model(
     name: str,
     seed: int = 0,

@@ -30,6 +30,7 @@ import numpy as np
 import torch
 
 from .. import gpt
+from ..reuse import reusable
 from ..training import TrainingLog
 from . import ModernAttention, ModernConfig, ModernGPT, apply_rope, repeat_kv
 
@@ -223,6 +224,7 @@ class Run:
     seconds: float
 
 
+@reusable
 def train_model(
     name: str,
     seed: int = 0,

@@ -38,6 +38,7 @@ import torch
 from .. import gpt
 from ..modern import ModernGPT
 from ..modern import compare as modern_compare
+from ..reuse import reusable
 from . import attention_weights, first_position_share, uniform_share, value_norms
 from .streaming import position_losses
 
@@ -215,6 +216,7 @@ class Run:
     model: torch.nn.Module
 
 
+@reusable
 def train(name: str, seed: int = 0) -> Run:
     """Train model ``name`` of :data:`MODELS` from ``seed`` (chapter 14) on one torch thread.
 
