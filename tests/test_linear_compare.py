@@ -121,3 +121,24 @@ def test_results_need_one_seed():
 def test_the_chapters_claims_hold_on_seeds_1_and_2(seed):
     """Not one lucky seed: the chapter's own claim checks on this seed's models."""
     compare.check_chapter_claims(compare.chapter_results(compare.train_all(seed)))
+
+
+def test_the_recall_figure_and_table_draw_what_they_are_given_and_refuse_bad_shapes():
+    from course_attention import viz
+
+    recall_ = {"softmax attention": [1.0, 1.0, 0.99], "linear attention": [0.9, 0.7, 0.5]}
+    fig = viz.recall_figure(recall_, [4, 8, 16], [0.3, 0.2, 0.1], state_width=16, title="t")
+    assert [t.name for t in fig.data] == [*recall_, "context baseline"]
+    assert list(fig.data[1].y) == [0.9, 0.7, 0.5] and fig.layout.shapes[0].x0 == 16
+    with pytest.raises(ValueError, match="same shape"):
+        viz.recall_figure({"a": [1.0, 0.5]}, [4, 8, 16], [0.3, 0.2, 0.1], 16)
+    with pytest.raises(ValueError, match="state_width"):
+        viz.recall_figure(recall_, [4, 8, 16], [0.3, 0.2, 0.1], 0)
+    table = viz.recall_table({"m": [1.0, 0.5]}, [4, 8], {"m": [1234, 5]}, [96, 4096])
+    assert table.header == ["model", "4 pairs", "8 pairs", "bytes after 96 tokens",
+                            "bytes after 4,096 tokens"]
+    assert table.rows == [["m", "1.000", "0.500", "1,234", "5"]]
+    with pytest.raises(ValueError, match="same models"):
+        viz.recall_table({"m": [1.0]}, [4], {"n": [1]}, [96])
+    with pytest.raises(ValueError, match="need 2 recalls"):
+        viz.recall_table({"m": [1.0]}, [4, 8], {"m": [1]}, [96])

@@ -17,7 +17,7 @@
 
 **You need** {ref}`ch-self-attention`, {ref}`ch-efficient-attention`, {ref}`ch-modern-attention`
 
-**Time** about 90 min: 45 to read, 40 for the exercises, 5 for the explorer
+**Time** about 110 min: 55 to read, 50 for the exercises, 5 for the explorer
 # %% code remove-input
 # Setup: makes this notebook run anywhere. In Colab it installs the course package once.
 try:
@@ -37,10 +37,17 @@ import course_attention as ca
 from course_attention import grouped_query, viz, widgets
 from course_attention import exercises as ex
 from course_attention import linear_attention as la
+from course_attention.linear_attention import compare as lc
 from course_attention.linear_attention import gated_deltanet
 from course_attention.linear_attention import hf as la_hf
 
 ca.setup(seed=0)
+# %% md
+Section {ref}`sec-linear-attention-recall` trains seven small models. Four of them start now in
+a second Python process (`training.in_background`, chapter 9) and train while you read; the
+other three train here when that section comes.
+# %% code
+pending = lc.start_training(seed=0)  # a Future: softmax, DeltaNet, all-softmax, the 3:1 hybrid
 # %% md
 (sec-linear-attention-why)=
 ## A state that does not grow

@@ -33,13 +33,14 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..reuse import reusable
 from . import state_bytes
 from .models import KINDS, MixerStack, StackConfig
 from .recall import RecallConfig, recall_accuracy, recall_batch, recall_batches, recall_loss
 
 __all__ = ["TASK", "WIDTH", "TRAIN_PAIRS", "PAIRS", "TRAINING", "HYBRID_LINEAR", "RECALL_MODELS",
            "HYBRID_MODELS", "MODELS", "GROUPS", "config_of", "build", "Run",
-           "train_model", "train_group", "train_all", "cache_bytes", "ChapterResults",
+           "train_model", "train_group", "start_training", "train_all", "cache_bytes", "ChapterResults",
            "chapter_results", "FIT", "CLAIMED", "FALL", "ABOVE", "SOFTMAX_HOLDS", "WINS",
            "HYBRID_SHORT", "HYBRID_NEAR", "check_chapter_claims"]
 
@@ -60,7 +61,7 @@ RECALL_MODELS: tuple[str, ...] = KINDS
 HYBRID_MODELS: tuple[str, ...] = ("hybrid", "all_softmax", "all_linear")
 MODELS: tuple[str, ...] = RECALL_MODELS + HYBRID_MODELS
 #: How :func:`train_all` splits the models between its two processes (about equal seconds).
-GROUPS = (("all_softmax", "delta", "hybrid"), ("softmax", "linear", "gated_delta", "all_linear"))
+GROUPS = (("all_softmax", "hybrid", "delta", "softmax"), ("linear", "gated_delta", "all_linear"))
 #: Evaluation batches: this many sequences, drawn from seed ``EVAL_SEED + seed``.
 EVAL_SIZE, EVAL_SEED = 256, 10_000
 
@@ -95,6 +96,7 @@ class Run:
     model: MixerStack
 
 
+@reusable
 def train_model(name: str, seed: int = 0) -> Run:
     """Train model ``name`` of :data:`MODELS` from ``seed`` with :data:`TRAINING` (one torch
     thread). Introduced in chapter 15."""
@@ -117,14 +119,25 @@ def train_group(names: tuple[str, ...], seed: int = 0) -> dict[str, Run]:
     return {name: train_model(name, seed) for name in names}
 
 
-def train_all(seed: int = 0, names: tuple[str, ...] = MODELS) -> dict[str, Run]:
-    """The models ``names`` of :data:`MODELS` from ``seed``: :data:`GROUPS`' first group in a
-    second process (:func:`~course_attention.training.in_background`), the second here."""
+def start_training(seed: int = 0, names: tuple[str, ...] = MODELS) -> Any:
+    """Start training :data:`GROUPS`' first group (those of ``names``) from ``seed`` in a second
+    process (:func:`~course_attention.training.in_background`); return its ``Future``, for
+    :func:`train_all`. Chapter 15 starts it in its first cells and reads on."""
     from ..training import in_background
 
     if set(names) - set(MODELS) or not names:
         raise ValueError(f"names must be among {MODELS}; got {names}")
-    pending = in_background(train_group, tuple(n for n in GROUPS[0] if n in names), seed)
+    return in_background(train_group, tuple(n for n in GROUPS[0] if n in names), seed)
+
+
+def train_all(seed: int = 0, names: tuple[str, ...] = MODELS, pending: Any = None
+              ) -> dict[str, Run]:
+    """The models ``names`` of :data:`MODELS` from ``seed``: :data:`GROUPS`' first group in a
+    second process (``pending``, from :func:`start_training`, or started here), the second
+    group here, one after the other."""
+    if set(names) - set(MODELS) or not names:
+        raise ValueError(f"names must be among {MODELS}; got {names}")
+    pending = start_training(seed, names) if pending is None else pending
     here = train_group(tuple(n for n in GROUPS[1] if n in names), seed)
     runs = {**pending.result(), **here}
     return {name: runs[name] for name in MODELS if name in names}
