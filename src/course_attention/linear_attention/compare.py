@@ -40,29 +40,33 @@ from .recall import RecallConfig, recall_accuracy, recall_batch, recall_batches,
 
 __all__ = ["TASK", "WIDTH", "TRAIN_PAIRS", "PAIRS", "TRAINING", "HYBRID_LINEAR", "RECALL_MODELS",
            "HYBRID_MODELS", "MODELS", "GROUPS", "config_of", "build", "Run",
-           "train_model", "train_group", "start_training", "train_all", "cache_bytes", "ChapterResults",
-           "chapter_results", "FIT", "CLAIMED", "FALL", "ABOVE", "SOFTMAX_HOLDS", "WINS",
-           "HYBRID_SHORT", "HYBRID_NEAR", "check_chapter_claims"]
+           "train_model", "train_group", "start_training", "train_all", "cache_bytes",
+           "ChapterResults", "chapter_results", "FIT", "CLAIMED", "FALL", "ABOVE",
+           "SOFTMAX_HOLDS", "WINS", "HYBRID_SHORT", "HYBRID_NEAR", "check_chapter_claims"]
 
-#: The recall task: 32 key ids, 16 value ids.
+#: The recall task, with 32 key ids and 16 value ids.
 TASK = RecallConfig(n_keys=32, n_values=16)
-#: Every model's width: ``d_model``, heads (head dimension ``d_model / heads``), SwiGLU width,
-#: convolution taps.
+#: Every model's width (``d_model``), heads (head dimension ``d_model / heads``), SwiGLU width
+#: and convolution taps.
 WIDTH: dict[str, int] = {"d_model": 32, "heads": 2, "d_ff": 64, "conv": 4}
-#: The numbers of pairs a training batch may hold, and those measured.
+#: The numbers of pairs a training batch may hold.
 TRAIN_PAIRS: tuple[int, ...] = (4, 8, 16, 32)
+#: The numbers of pairs at which :func:`chapter_results` measures recall.
 PAIRS: tuple[int, ...] = (4, 8, 16, 24, 32)
 #: Adam with a warm-up of 30 steps and a cosine schedule (:func:`~course_attention.training.fit`).
 #: At a rate of 3e-2 and 300 steps the delta rules left the loss plateau on some seeds only.
 TRAINING: dict[str, Any] = {"steps": 500, "batch_size": 32, "lr": 1e-2}
-#: The linear mixer of ``"hybrid"`` and ``"all_linear"``: Gated DeltaNet, as in Qwen3-Next.
+#: The linear mixer of ``"hybrid"`` and ``"all_linear"`` (Gated DeltaNet, as in Qwen3-Next).
 HYBRID_LINEAR = "gated_delta"
+#: The two-layer models, one per mixer of :data:`~.models.KINDS`.
 RECALL_MODELS: tuple[str, ...] = KINDS
+#: The four-layer models (the 3-to-1 hybrid and its two controls).
 HYBRID_MODELS: tuple[str, ...] = ("hybrid", "all_softmax", "all_linear")
+#: Every model chapter 15 trains.
 MODELS: tuple[str, ...] = RECALL_MODELS + HYBRID_MODELS
 #: How :func:`train_all` splits the models between its two processes (about equal seconds).
 GROUPS = (("all_softmax", "hybrid", "delta", "softmax"), ("linear", "gated_delta", "all_linear"))
-#: Evaluation batches: this many sequences, drawn from seed ``EVAL_SEED + seed``.
+#: Evaluation batches hold this many sequences, drawn from seed ``EVAL_SEED + seed``.
 EVAL_SIZE, EVAL_SEED = 256, 10_000
 
 
@@ -200,7 +204,7 @@ def chapter_results(runs: dict[str, Run]) -> ChapterResults:
 #: chapter's notes). Every model fits the task where it is within its state: recall at least
 #: :data:`FIT` at the two smallest numbers of pairs (4 and 8) …
 FIT = 0.9
-#: The models that must fit: all of them.
+#: The models that must fit (all of them).
 CLAIMED = RECALL_MODELS + HYBRID_MODELS
 #: … linear attention's recall falls by at least this much from 4 pairs to 32 (the head
 #: dimension is 16) …
@@ -212,8 +216,8 @@ ABOVE = 0.2
 #: … softmax attention keeps at least :data:`SOFTMAX_HOLDS` at 32 pairs, at least :data:`WINS`
 #: above linear attention's and above both delta rules' …
 SOFTMAX_HOLDS, WINS = 0.95, 0.15
-#: … and the 3:1 hybrid stays at least :data:`HYBRID_SHORT` below all-softmax at 32 pairs and
-#: within :data:`HYBRID_NEAR` of all-Gated-DeltaNet: its one softmax layer recovers nothing
+#: … and the 3-to-1 hybrid stays at least :data:`HYBRID_SHORT` below all-softmax at 32 pairs and
+#: within :data:`HYBRID_NEAR` of all-Gated-DeltaNet: its one softmax layer recovers little
 #: at this scale (measured: 0.004 to 0.091 below all-Gated-DeltaNet, 0.136 to 0.266 below
 #: all-softmax; the hybrid's recall moved by up to 0.054 between CPU kernels).
 HYBRID_SHORT, HYBRID_NEAR = 0.05, 0.15

@@ -1,13 +1,14 @@
 """The course's gated delta rule and Qwen3-Next's layer against Hugging Face's own (chapter 15).
 
-Introduced in chapter 15. :func:`rule_equality` runs :func:`~course_attention.linear_attention.
-gated_delta_rule` and Hugging Face's two references, ``torch_recurrent_gated_delta_rule`` and
-``torch_chunk_gated_delta_rule`` (``transformers.models.qwen3_next``), on the same random inputs.
-Those references compute in float32 whatever their inputs' dtype, so they agree with the course's
-float64 rule to float32 precision, not to float64's; the course's own recurrent and chunkwise
-forms agree to float64's. :func:`layer_equality` builds a small random ``Qwen3NextGatedDeltaNet``
-in float64 and runs it and :func:`~course_attention.linear_attention.gated_deltanet.from_hf`'s
-copy on the same input. Needs ``transformers`` with Qwen3-Next (4.57 or later).
+Introduced in chapter 15. :func:`rule_equality` runs
+:func:`~course_attention.linear_attention.gated_delta_rule` and Hugging Face's two references,
+``torch_recurrent_gated_delta_rule`` and ``torch_chunk_gated_delta_rule``
+(``transformers.models.qwen3_next``), on the same random inputs. Those references compute in
+float32 whatever their inputs' dtype, so they agree with the course's float64 rule to float32
+precision, not to float64's; the course's own recurrent and chunkwise forms agree to float64's.
+:func:`layer_equality` builds a small random ``Qwen3NextGatedDeltaNet`` in float64 and runs it and
+:func:`~course_attention.linear_attention.gated_deltanet.from_hf`'s copy on the same input. Needs
+``transformers`` with Qwen3-Next (4.57 or later).
 """
 
 from __future__ import annotations
@@ -123,9 +124,10 @@ def small_layer(seed: int = 0) -> torch.nn.Module:
 
 def layer_equality(seq: int = 37, seed: int = 0) -> tuple[float, float, float]:
     """``(gap, scale, control)`` (chapter 15): the largest difference between
-    :func:`small_layer`'s output and its :func:`~course_attention.linear_attention.
-    gated_deltanet.from_hf` copy's on one random input ``(2, seq, 64)``, the largest output, and
-    the gap once the copy's ``dt_bias`` is moved by 0.5 (the control: a wrong gate is seen)."""
+    :func:`small_layer`'s output and its
+    :func:`~course_attention.linear_attention.gated_deltanet.from_hf` copy's on one random input
+    ``(2, seq, 64)``, the largest output, and the gap once the copy's ``dt_bias`` is moved by 0.5
+    (the control: a wrong gate is seen)."""
     layer = small_layer(seed)
     ours = from_hf(layer)
     x = torch.randn(2, seq, SMALL["hidden_size"], dtype=F64,

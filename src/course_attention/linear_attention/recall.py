@@ -43,7 +43,7 @@ class RecallConfig:
 
     @property
     def vocab(self) -> int:
-        """Every id a sequence may hold: keys and values."""
+        """How many ids a sequence may hold (keys and values)."""
         return self.n_keys + self.n_values
 
 

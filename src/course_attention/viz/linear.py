@@ -39,7 +39,7 @@ def recall_figure(recall: Mapping[str, ArrayLike], pairs: Sequence[int], baselin
                          f"{ {k: a.shape for k, a in arrays.items()} }")
     if isinstance(state_width, bool) or not isinstance(state_width, int) or state_width < 1:
         raise ValueError(f"state_width must be a positive integer; got {state_width!r}")
-    hover = _("%{x} pairs<br>recall %{y:.3f}<extra>%{fullData.name}</extra>")
+    hover = _("%{x} pairs<br>recall %{y:.3f}")  # plotly adds the model's name beside it
     fig = go.Figure()
     for i, (name, values) in enumerate(arrays.items()):
         fig.add_trace(curve(x, values, name, PALETTE[i % len(PALETTE)], hover))
