@@ -138,6 +138,11 @@ def test_the_recall_figure_and_table_draw_what_they_are_given_and_refuse_bad_sha
     assert table.header == ["model", "4 pairs", "8 pairs", "bytes after 96 tokens",
                             "bytes after 4,096 tokens"]
     assert table.rows == [["m", "1.000", "0.500", "1,234", "5"]]
+    from course_attention.i18n import using
+
+    with using("zh"):  # the header in the reader's language
+        zh = viz.recall_table({"m": [1.0, 0.5]}, [4, 8], {"m": [1234, 5]}, [96, 4096])
+    assert zh.header == ["模型", "4 对", "8 对", "96 个词元后的字节数", "4,096 个词元后的字节数"]
     with pytest.raises(ValueError, match="same models"):
         viz.recall_table({"m": [1.0]}, [4], {"n": [1]}, [96])
     with pytest.raises(ValueError, match="need 2 recalls"):

@@ -1,10 +1,11 @@
 """Chapter 15's live explorer of a linear-attention state (kind ``linear``, ``linear.js``).
 
-Introduced in chapter 15. A short sequence of key–value pairs (:data:`SEQUENCE`: four unit keys
-``a`` … ``d`` of ``d_k = 4``, the standard basis, so that row ``a`` of the state is what key
-``a`` reads; one new value of ``d_v = 4`` numbers per token, key ``a`` written three times, ``b``
-and ``c`` twice) is written into a ``d_k × d_v`` state by one of three rules
-(:func:`memory_states`):
+Introduced in chapter 15. A short sequence of key–value pairs
+(:data:`~course_attention.linear_attention.memory.SEQUENCE`: four unit keys ``a`` … ``d`` of
+``d_k = 4``, the standard basis, so that row ``a`` of the state is what key ``a`` reads; one new
+value of ``d_v = 4`` numbers per token, key ``a`` written three times, ``b`` and ``c`` twice) is
+written into a ``d_k × d_v`` state by one of three rules
+(:func:`~course_attention.linear_attention.memory.memory_states`):
 
 - ``"linear"``: linear attention's fast-weight memory without feature map or normaliser,
   ``S_t = S_{t−1} + k_t v_tᵀ``: every write adds, nothing is ever removed;
@@ -19,12 +20,13 @@ queries. The figure (:func:`course_attention.viz.linear_explorer_figure`) shows 
 ``S_t`` and the recall ``S_tᵀ q`` of the queried key against the value written last under it.
 The page (``linear.js``) runs the same recurrence itself; ``tests/test_live_linear.py`` proves
 every plotted number equal to :func:`course_attention.viz.linear_explorer_numbers`, which calls
-:func:`memory_states`, and :func:`memory_states` equal to the package's rules.
+:func:`~course_attention.linear_attention.memory.memory_states`, and that function equal to the
+package's rules. The memory itself (keys, values, rules) is
+:mod:`course_attention.linear_attention.memory`; this module adds the controls and the words.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -32,29 +34,31 @@ import torch
 
 from .. import viz
 from ..i18n import N_, _
+from ..linear_attention.memory import (
+    ALPHAS,
+    BETAS,
+    NAMES,
+    RULES,
+    SEQUENCE,
+    memory_keys,
+    memory_states,
+    memory_values,
+    state_range,
+)
 from .core import Explorer, register
 
 __all__ = ["RULES", "RULE_LABELS", "RULE_NAMES", "NAMES", "SEQUENCE", "BETAS", "ALPHAS", "TITLE",
            "READOUT", "NEVER", "memory_keys", "memory_values", "memory_states", "linear_data",
            "linear_live", "linear_explorer", "figure_title", "check_try_it"]
 
-#: The rules, in the menu's order, and their names in it.
-RULES = ("linear", "delta", "gated")
+#: The rules' names in the menu (:data:`~course_attention.linear_attention.memory.RULES` is
+#: their order).
 RULE_LABELS = {"linear": N_("linear attention: S += k vᵀ"),
                "delta": N_("delta rule: writes v − Sᵀk"),
                "gated": N_("gated delta rule: decays by α")}
 #: Their short names, in the figure's title.
 RULE_NAMES = {"linear": N_("linear attention"), "delta": N_("delta rule"),
               "gated": N_("gated delta rule")}
-#: The keys (the rows of the state: key ``NAMES[i]`` is the unit vector ``e_i``) and the order
-#: they are written in, one token each.
-NAMES = ("a", "b", "c", "d")
-SEQUENCE = ("a", "b", "c", "a", "d", "b", "a", "c")
-#: The write strength β and the decay α = exp(g) the sliders offer.
-BETAS = tuple(round(0.1 * i, 1) for i in range(11))
-ALPHAS = tuple(round(0.5 + 0.05 * i, 2) for i in range(11))
-#: The seed of the values (normal, rounded to one decimal: numbers a reader can add by eye).
-SEED = 0
 #: The figure's title and the readout under it (``linear.js`` fills the same templates).
 TITLE = N_("{rule}: {t} of {n} tokens written")
 READOUT = N_("<sup>key {key}: recall error {error:.2f}, last written at token {last}</sup>")
@@ -62,78 +66,17 @@ READOUT = N_("<sup>key {key}: recall error {error:.2f}, last written at token {l
 NEVER = N_("<sup>key {key}: not written yet, recall error {error:.2f}</sup>")
 
 
-def memory_keys() -> torch.Tensor:
-    """The keys of :data:`SEQUENCE` ``(seq, d_k)`` float64: unit vectors, ``e_i`` for
-    ``NAMES[i]``."""
-    eye = torch.eye(len(NAMES), dtype=torch.float64)
-    return eye[[NAMES.index(name) for name in SEQUENCE]]
-
-
-def memory_values() -> torch.Tensor:
-    """The values ``(seq, d_v)`` float64, one per token: normal numbers rounded to one decimal
-    (seeded by :data:`SEED`)."""
-    g = torch.Generator().manual_seed(SEED)
-    values = torch.randn(len(SEQUENCE), len(NAMES), generator=g, dtype=torch.float64)
-    return torch.round(values * 10) / 10 + 0.0  # + 0.0: no −0.0
-
-
-def _check_rule(rule: str, beta: float, alpha: float) -> None:
-    if rule not in RULES:
-        raise ValueError(f"rule must be one of {RULES}; got {rule!r}")
-    for name, x, span in (("beta", beta, "[0, 1]"), ("alpha", alpha, "(0, 1]")):
-        if isinstance(x, bool) or not isinstance(x, (int, float)) or not 0 <= x <= 1 or (
-                name == "alpha" and x == 0):
-            raise ValueError(f"{name} must be a number in {span}; got {x!r}")
-
-
-def memory_states(rule: str, keys: torch.Tensor, values: torch.Tensor, beta: float = 1.0,
-                  alpha: float = 1.0) -> torch.Tensor:
-    """The state after each token, ``S_0 … S_seq`` ``(seq + 1, d_k, d_v)``, of ``keys``
-    ``(seq, d_k)`` and ``values`` ``(seq, d_v)`` written by ``rule``. Introduced in chapter 15.
-
-    ``"delta"`` and ``"gated"`` run :func:`course_attention.linear_attention.gated_delta_rule`
-    in recurrent form, one token a call from the state the last call left (``g = log α``, 0
-    for ``"delta"``; ``beta`` the write strength). ``"linear"`` adds ``k_t v_tᵀ`` (the state of
-    :func:`~course_attention.linear_attention.linear_attention` before its feature map:
-    written with ``φ(k)``, it is that function's state, ``tests/test_live_linear.py``).
-    ``beta`` and ``alpha`` apply where the rule has them.
-    """
-    from ..linear_attention import gated_delta_rule
-
-    _check_rule(rule, beta, alpha)
-    if keys.dim() != 2 or values.dim() != 2 or keys.shape[0] != values.shape[0]:
-        raise ValueError(f"need keys (seq, d_k) and values (seq, d_v) of the same seq; got "
-                         f"{tuple(keys.shape)}, {tuple(values.shape)}")
-    keys, values = keys.double(), values.double()
-    state = keys.new_zeros(keys.shape[1], values.shape[1])  # (d_k, d_v)
-    states = [state]
-    g = math.log(alpha) if rule == "gated" else 0.0
-    for k, v in zip(keys, values, strict=True):
-        if rule == "linear":
-            state = state + torch.outer(k, v)
-        else:  # one token: (batch 1, heads 1, seq 1, d)
-            k4, v4 = k.view(1, 1, 1, -1), v.view(1, 1, 1, -1)
-            gate = torch.full((1, 1, 1), g, dtype=torch.float64)
-            strength = torch.full((1, 1, 1), float(beta), dtype=torch.float64)
-            _, state4 = gated_delta_rule(k4, k4, v4, gate, strength, mode="recurrent",
-                                         initial_state=state.view(1, 1, *state.shape))
-            state = state4[0, 0]
-        states.append(state)
-    return torch.stack(states)
-
-
 def linear_data() -> dict[str, Any]:
     """The page's data: the rules, the key names and vectors, the written sequence (key
     indices), the values ``(seq, d_v)``, the sliders' values and the colour range of the state
     (the largest ``|S|`` of linear attention, which only adds: every rule's states lie within
     it)."""
-    keys, values = memory_keys(), memory_values()
-    top = float(memory_states("linear", keys, values).abs().max())
+    values = memory_values()
     return {
         "rules": list(RULES), "names": list(NAMES),
         "keys": torch.eye(len(NAMES), dtype=torch.float64).numpy(),
         "sequence": [NAMES.index(n) for n in SEQUENCE], "values": values.numpy(),
-        "betas": list(BETAS), "alphas": list(ALPHAS), "zmax": math.ceil(top * 10) / 10,
+        "betas": list(BETAS), "alphas": list(ALPHAS), "zmax": state_range(),
     }
 
 

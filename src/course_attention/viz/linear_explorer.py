@@ -25,7 +25,7 @@ __all__ = ["linear_explorer_numbers", "linear_explorer_traces", "linear_explorer
 @cache
 def _states(rule: str, beta: float, alpha: float) -> np.ndarray:
     """``S_0 … S_seq`` ``(seq + 1, d_k, d_v)`` of the explorer's sequence under ``rule``."""
-    from ..explorers import linear as lx
+    from ..linear_attention import memory as lx
 
     states = lx.memory_states(rule, lx.memory_keys(), lx.memory_values(), beta, alpha)
     return states.numpy()
@@ -41,7 +41,7 @@ def linear_explorer_numbers(rule: str, t: int, beta: float, alpha: float, key: s
     last, 0 if none; ``target`` ``(d_v,)``: the value it wrote (zeros if none); ``error``:
     ``‖recall − target‖``; ``written``: the keys of tokens 1 … t.
     """
-    from ..explorers import linear as lx
+    from ..linear_attention import memory as lx
 
     n = len(lx.SEQUENCE)
     if (rule not in lx.RULES or key not in lx.NAMES or isinstance(t, bool)
@@ -63,7 +63,7 @@ def linear_explorer_traces(rule: str, t: int, beta: float, alpha: float, key: st
     """Three traces (chapter 15): the state ``S_t`` (axes ``x``/``y``: a row per key, a column
     per value component, colours from ``−zmax`` to ``zmax``), then on ``x2``/``y2`` the bars of
     the recall ``S_tᵀ q`` and of the value written last under the key."""
-    from ..explorers import linear as lx
+    from ..linear_attention import memory as lx
 
     n = linear_explorer_numbers(rule, t, beta, alpha, key)
     columns = list(range(n["state"].shape[1]))
@@ -90,9 +90,9 @@ def linear_explorer_figure(rule: str = "linear", t: int = 4, beta: float = 1.0,
                            ) -> go.Figure:
     """:func:`linear_explorer_traces` as one figure (chapter 15's live explorer): the state on
     top, the recall below (the same axes for every state)."""
-    from ..explorers import linear as lx
+    from ..linear_attention import memory as lx
 
-    zmax = lx.linear_data()["zmax"]
+    zmax = lx.state_range()
     fig = _layout(go.Figure(linear_explorer_traces(rule, t, beta, alpha, key, zmax)), title,
                   height=620)
     fig.update_layout(
