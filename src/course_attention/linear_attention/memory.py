@@ -5,8 +5,8 @@ Introduced in chapter 15. The keys ``a`` … ``d`` are the unit vectors ``e_1 �
 so row ``a`` of the state is what key ``a`` reads and no interference blurs the comparison of the
 rules; :data:`SEQUENCE` writes ``a`` three times and ``b`` and ``c`` twice, each time with a new
 value of ``d_v = 4`` numbers. :func:`memory_states` runs a rule over it. The explorer
-(:mod:`course_attention.explorers.linear`) and its figure
-(:mod:`course_attention.viz.linear_explorer`) both read this module.
+(``course_attention.explorers.linear``) and its figure (``course_attention.viz.linear_explorer``)
+both read this module.
 """
 
 from __future__ import annotations
@@ -20,12 +20,13 @@ __all__ = ["RULES", "NAMES", "SEQUENCE", "BETAS", "ALPHAS", "SEED", "memory_keys
 
 #: The rules, in the explorer's menu order.
 RULES = ("linear", "delta", "gated")
-#: The keys, the rows of the state (key ``NAMES[i]`` is the unit vector ``e_i``), and the order
-#: they are written in, one token each.
+#: The keys, the rows of the state (key ``NAMES[i]`` is the unit vector ``e_i``).
 NAMES = ("a", "b", "c", "d")
+#: The order the keys are written in, one token each.
 SEQUENCE = ("a", "b", "c", "a", "d", "b", "a", "c")
-#: The write strength β and the decay α = exp(g) the sliders offer.
+#: The write strengths β the explorer's slider offers.
 BETAS = tuple(round(0.1 * i, 1) for i in range(11))
+#: The decays α = exp(g) the explorer's slider offers.
 ALPHAS = tuple(round(0.5 + 0.05 * i, 2) for i in range(11))
 #: The seed of the values (normal, rounded to one decimal, so a reader can add them by eye).
 SEED = 0
