@@ -31,7 +31,7 @@ ZH_INPUTS = 6
 #: The kinds with a trained model (``gpt``, ``induction``, ``decoding``) run in full on the page,
 #: with the chapter's model, and sampled on their standalone page.
 FULL_ON_STANDALONE = ("mask", "positions", "rope", "scaling", "tiling", "long_context",
-                      "latent")
+                      "latent", "linear")
 #: What the checks compared, by page (written for the closing note and benchmarks/site.py).
 REPORT = SITE.parent / "explorer-checks.json"
 

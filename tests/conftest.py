@@ -43,6 +43,8 @@ CHAPTER_TESTS: dict[str, tuple[str, ...]] = {
            "test_live_latent.py"),
     "14": ("test_sinks.py", "test_sinks_compare.py", "test_exercises_sinks.py",
            "test_live_sinks.py"),
+    "15": ("test_linear_attention.py", "test_linear_compare.py", "test_exercises_linear.py",
+           "test_live_linear.py"),
     "appendix_spot_the_bug": ("test_bugs.py", "test_appendices.py"),
 }
 
@@ -56,6 +58,8 @@ def pytest_addoption(parser):
 #: by a part of their id: they run first, so that xdist's two workers finish at about the same time
 #: instead of one of them starting a minute-long check when the other is nearly done.
 LONGEST_FIRST = ("09_induction_heads", "08_decoder_only", "14_sinks_and_streaming",
+                 "15_linear_attention",
+                 "test_linear_compare.py::test_the_chapters_claims",
                  "test_induction.py::test_the_chapters_claims",
                  "test_sinks_compare.py::test_the_chapters_claims",
                  "test_gpt.py::test_the_chapters",
@@ -63,7 +67,8 @@ LONGEST_FIRST = ("09_induction_heads", "08_decoder_only", "14_sinks_and_streamin
                  "10_positions", "07_encoder_decoder", "11_efficient_attention",
                  "12_modern_attention", "13_latent_and_sparse")
 LONG_FILES = ("test_site_polish.py", "test_figure_text.py", "test_lab.py", "test_induction.py",
-              "test_gpt.py", "test_positions.py", "test_sinks_compare.py")
+              "test_gpt.py", "test_positions.py", "test_sinks_compare.py",
+              "test_linear_compare.py")
 
 
 def _marks_selected(markexpr: str) -> list[str] | None:

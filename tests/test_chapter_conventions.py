@@ -90,6 +90,10 @@ TRAINED_MODEL_CLAIMS: dict[str, tuple[str, str]] = {
         "check_chapter_claims",
         "test_sinks_compare.py::test_the_chapters_claims_hold_on_seeds_1_and_2",
     ),
+    "15_linear_attention": (
+        "check_chapter_claims",
+        "test_linear_compare.py::test_the_chapters_claims_hold_on_seeds_1_and_2",
+    ),
 }
 #: A chapter's further trained models, each with its own claims function and test (chapter 12
 #: also measures chapter 10's copy model under every RoPE-scaling rule).

@@ -188,7 +188,7 @@ TERM_EXCEPTIONS = {
     **{(f"chapters/{doc}", "memory"): _COMPUTER_MEMORY for doc in (
         "00_welcome", "00_toolbox", "03_self_attention", "05_multi_head", "08_decoder_only",
         "11_efficient_attention", "13_latent_and_sparse", "14_sinks_and_streaming",
-        "appendix_shapes",
+        "15_linear_attention", "appendix_shapes",
         "appendix_spot_the_bug")},
     ("chapters/01_soft_lookup", "alignment"): "the alignment of two directions (一致), not "
     "the encoder–decoder alignment (对齐)",

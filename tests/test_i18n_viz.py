@@ -110,6 +110,9 @@ FIGURES = {
     "long_context_figure": lambda: viz.long_context_figure(20, "yarn", 2.0, title="t1"),
     "latent_explorer_figure": lambda: viz.latent_explorer_figure(2, 3, title="t1"),
     "sinks_explorer_figure": lambda: viz.sinks_explorer_figure(sinks_ex.default_data(), title="t1"),
+    "linear_explorer_figure": lambda: viz.linear_explorer_figure(title="t1"),
+    "recall_figure": lambda: viz.recall_figure({"m1": [1.0, 0.5], "m2": [0.9, 0.4]}, [4, 8],
+                                               [0.3, 0.2], 16, title="t1"),
     "max_logit_figure": lambda: viz.max_logit_figure(
         {"a": ([0, 10, 20], [0.1, 1.0, 5.0]), "b": ([0, 10, 20], [3.0, 3.5, 4.0])},
         bound=([0, 10, 20], [4.0, 4.2, 4.5]), title="t1"),
@@ -133,7 +136,8 @@ NOT_HERE = {"binned", "unique_labels", "heatmap_trace", "mask_trace", "curve", "
             "rope_offset_traces", "architecture_figure", "course_map_figure",
             "long_context_traces", "long_context_numbers", "latent_layer",
             "latent_explorer_numbers", "latent_explorer_traces", "sinks_explorer_numbers",
-            "sinks_explorer_traces"}
+            "sinks_explorer_traces", "linear_explorer_numbers", "linear_explorer_traces",
+            "recall_table"}
 ALLOWED = ("the character", "is not in the vocabulary", "post-norm",
            "pre-norm", "run one")
 

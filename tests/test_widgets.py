@@ -36,9 +36,11 @@ def _data(explorer) -> str:
                       default=str)
 
 
-#: Where each control matters: the mask's window and padding only with a sliding, padded preset
-#: (its controls are then moved last to first).
-START = {"mask_explorer": {"kind": "sliding window + padding"}}
+#: Where each control matters: the mask's window and padding only with a sliding, padded preset,
+#: the linear explorer's β and α only with the gated rule (their controls are then moved last to
+#: first).
+START = {"mask_explorer": {"kind": "sliding window + padding"},
+         "linear_explorer": {"rule": "gated"}}
 
 
 @pytest.mark.parametrize("name", sorted(widgets.EXPLORERS))

@@ -14,6 +14,7 @@ from .explorers.gpt import gpt_explorer
 from .explorers.heads import multi_head_explorer
 from .explorers.induction import induction_explorer
 from .explorers.latent import latent_explorer
+from .explorers.linear import linear_explorer
 from .explorers.long_context import long_context_explorer
 from .explorers.lookup import soft_lookup_explorer
 from .explorers.mask import mask_explorer
@@ -31,6 +32,7 @@ __all__ = [
     "gpt_explorer",
     "induction_explorer",
     "latent_explorer",
+    "linear_explorer",
     "long_context_explorer",
     "mask_explorer",
     "multi_head_explorer",

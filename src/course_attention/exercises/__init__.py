@@ -26,6 +26,7 @@ from . import (  # noqa: F401 - importing a chapter module registers its exercis
     ch12_modern_attention,
     ch13_latent_and_sparse,
     ch14_sinks_and_streaming,
+    ch15_linear_attention,
 )
 from .core import EXERCISES, ErrorHint, Exercise, Mistake, check, evaluate, hint, reset
 

@@ -9,7 +9,7 @@ factories through :mod:`course_attention.widgets` (``widgets.scaling_explorer()`
 
 Kinds: ``lookup`` (chapter 1), ``scaling`` (2), ``self_attention`` (3), ``mask`` (4), ``heads``
 (5), ``decoding`` (7), ``gpt`` (8), ``induction`` (9), ``positions`` and ``rope`` (10),
-``tiling`` (11), ``long_context`` (12), ``latent`` (13), ``sinks`` (14).
+``tiling`` (11), ``long_context`` (12), ``latent`` (13), ``sinks`` (14), ``linear`` (15).
 """
 
 from __future__ import annotations

@@ -20,6 +20,10 @@ from .latent import *  # noqa: F403
 from .latent import __all__ as _latent
 from .latent_explorer import *  # noqa: F403
 from .latent_explorer import __all__ as _latent_explorer
+from .linear import *  # noqa: F403
+from .linear import __all__ as _linear
+from .linear_explorer import *  # noqa: F403
+from .linear_explorer import __all__ as _linear_explorer
 from .lookup import *  # noqa: F403
 from .lookup import __all__ as _lookup
 from .masking import *  # noqa: F403
@@ -66,4 +70,6 @@ __all__ = [
     *_latent_explorer,
     *_sinks,
     *_sinks_explorer,
+    *_linear,
+    *_linear_explorer,
 ]
