@@ -158,6 +158,33 @@ def test_a_difference_is_reported_where_the_values_differ_not_where_both_are_inf
     assert message is not None and "index (2,)" in message and "expected 2" in message
 
 
+def test_the_reference_runs_before_the_time_limit_so_a_slow_first_import_is_not_cut_off(
+        monkeypatch):
+    """What an answer imports on first use (torch takes seconds) is imported by the reference,
+    outside the alarm: the learner's function, run after it, finishes in time. Run the other way
+    round (the learner's function first, under the alarm), this check times out."""
+    import time
+
+    first: list[bool] = []
+
+    def first_use_is_slow() -> None:  # a lazy import: slow once, then free
+        if not first:
+            time.sleep(0.6)
+        first.append(True)
+
+    def answer(x: float) -> float:
+        first_use_is_slow()
+        return x + 1
+
+    monkeypatch.setattr(core, "TIME_LIMIT_S", 0.3)
+    exercise = core.Exercise("t", "t", answer, lambda: [(1.0,), (2.0,)], "hint")
+    verdict = core._judge(exercise, answer)
+    assert verdict.passed, verdict.what
+    first.clear()  # the control: the learner's function pays the first use, under the alarm
+    assert not core._judge(core.Exercise("t", "t", lambda x: x + 1, lambda: [(1.0,)], "hint"),
+                           answer).passed
+
+
 # --- help in stages (issue 17) ----------------------------------------------------------------
 
 
