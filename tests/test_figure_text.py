@@ -51,20 +51,7 @@ TOLERANCE = 1.0
 #: (texts it may excuse: each problem excused contains one of these strings, why). Only the
 #: problems that contain one of the strings are excused; an entry that excuses nothing fails
 #: the test (remove it once fixed).
-EXCEPTIONS: dict[tuple[str, int, int], tuple[tuple[str, ...], str]] = {
-    ("00_welcome", 0, 375): (("drawn over the annotation 'EncoderLayer × 2'",
-                              "drawn over the annotation 'DecoderLayer × 2'"),
-                             "issue 25 item 4, open: on a phone the stack's bracket line runs "
-                             "through its × 2 label"),
-    ("07_encoder_decoder", 1, 375): (("drawn over the annotation 'EncoderLayer × 2'",
-                                      "drawn over the annotation 'DecoderLayer × 2'"),
-                                     "issue 25 item 4, open: as on the welcome page's map"),
-    **{("01_soft_lookup", 0, w): (("line drawn over the cell text 'chair'",),
-                                  "issue 25 item 4, open: furniture, table and chair crowd one "
-                                  "corner of the toy plane; no place for 'chair' misses every "
-                                  "arrow (viz.lookup.label_positions picks the least crossed)")
-       for w in WIDTHS},
-}
+EXCEPTIONS: dict[tuple[str, int, int], tuple[tuple[str, ...], str]] = {}
 
 # JavaScript run in the page: every drawn text of every figure, as the four corners of its
 # rectangle on screen, with the element it belongs to; and the texts the figure holds.
@@ -413,12 +400,7 @@ def _check_text(path, width, figures, overflow, serious, figures_of_its_own, exp
 
 #: Known defects of driven states only: (page stem, control) -> (texts it may excuse, why). An
 #: entry that excuses nothing on its page's drive fails the test, as in EXCEPTIONS.
-DRIVEN_EXCEPTIONS: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {
-    ("01_soft_lookup", "qy"): (("line drawn over the cell text",),
-                               "the reader drags the query's arrow over the whole plane: at its "
-                               "bottom edge (qy = -1.3) the arrow runs through 'banana', whose "
-                               "place is fixed, and no place for 'query' misses every arrow"),
-}
+DRIVEN_EXCEPTIONS: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {}
 CONTROLS_JS = """i => Object.entries(CourseAttention.explorers[i].controls)
   .map(([name, c]) => [name, c.spec.type, c.spec.min ?? null, c.spec.max ?? null,
                        (c.spec.options || []).map(o => o.value)])"""

@@ -29,7 +29,9 @@ def check(page, i, root=None) -> int:
         np.testing.assert_allclose(data[4]["y"], weights, rtol=0, atol=1e-12)
         np.testing.assert_allclose(data[5]["y"], [weights @ values], rtol=1e-12, atol=1e-12)
         assert data[3]["x"] == [qx] and data[3]["y"] == [qy]
-        # the query's label is placed as the Python figure places it (clear of the keys')
+        # the labels are placed as the Python figure places them: the keys' clear of the
+        # query's arrow, the query's clear of the keys'
+        assert data[1]["textposition"] == viz.lookup.key_label_positions(keys, [qx, qy])
         assert data[3]["textposition"] == [viz.lookup.query_label_position([qx, qy], keys)]
         compared += len(weights) + 1
     return compared

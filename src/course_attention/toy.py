@@ -47,7 +47,6 @@ WORD_VECTORS: dict[str, np.ndarray] = {
         "banana": (0.8, -0.3),
         "cherry": (0.85, 0.2),
         "chair": (-0.2, 0.9),
-        "table": (-0.1, 1.0),
         "car": (-0.5, 0.8),
         "furniture": (-0.3, 1.0),
         "vehicle": (-0.6, 0.7),
@@ -84,8 +83,8 @@ def worked_example() -> WorkedExample:
     """Return the chapter-1 worked example (query "fruit"; keys apple, banana, car).
 
     Key features: food, sweet, furniture, vehicle. They belong to the vocabulary, not to these
-    three keys: every word has a number for each (the chair and table of the 2-D plane would
-    score high on furniture), so the car has a small furniture entry and the query a negative
+    three keys: every word has a number for each (the chair of the 2-D plane would score
+    high on furniture), so the car has a small furniture entry and the query a negative
     one. The car replaces chair as the unrelated key because, with four features, it gets a
     feature of its own (vehicle) and values that stand out (high price and weight), so the
     chapter can show how much a small weight lets through. Value features describe what each

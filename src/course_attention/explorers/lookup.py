@@ -19,8 +19,9 @@ from .core import Explorer, english, register, slider
 
 __all__ = ["QUERY_RANGE", "title", "figure", "spec", "soft_lookup_explorer"]
 
-#: The query's x and y run over ``[-QUERY_RANGE, QUERY_RANGE]``, the plane the figure shows.
-QUERY_RANGE = viz.LOOKUP_PLANE
+#: The query's x and y run over ``[-QUERY_RANGE, QUERY_RANGE]``, inside the plane the figure
+#: shows (``viz.LOOKUP_PLANE``).
+QUERY_RANGE = 1.3
 #: Said under the notebook's explorer, of the one control the page has and the notebook cannot.
 NOTE = N_("On the website you can also drag the query on the plane.")
 #: The query's sliders, by feature (``toy.WORD_FEATURES``): whole labels, not a template, since
@@ -50,11 +51,13 @@ def figure(qx: float, qy: float, temperature: float, keys: Sequence[str] = viz.L
 
 
 def spec(keys: Sequence[str] = viz.LOOKUP_KEYS) -> dict[str, Any]:
-    """The ``live`` part: the keys, their words and values, and the plane's half-width."""
+    """The ``live`` part: the keys, their words and values, the query's reach and the plane's
+    half-width."""
     return {
         "kind": "lookup",
         "data": {"keys": toy.word_matrix(list(keys)), "words": list(keys),
                  "values": [toy.FRUIT_DICT[k] for k in keys], "range": QUERY_RANGE,
+                 "plane": viz.LOOKUP_PLANE,
                  "labels": viz.lookup.label_spec(keys, label=_("query"))},
         "text": {"title": TITLE},
         "phone": viz.lookup.SOFT_LOOKUP_PHONE,

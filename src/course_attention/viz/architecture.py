@@ -57,7 +57,7 @@ _LINE_H = 13  # px per line of box text
 _CHAR = 0.6  # width of one character in em (generous: Arial averages about 0.55)
 _GAP = 16  # px between rows: room for an arrow
 _ADD = 18  # px, diameter of an add's circle
-_HEADER = 18  # px above a framed list of layers: its label
+_PAD = 4  # px between a frame and the boxes it holds, above them
 _HEAD = 8  # px, length of an arrowhead
 _MARGIN = 4  # px left and right of the plot
 # x inside one column, as a fraction of its width: frame, boxes, the residual lane, the gap
@@ -167,10 +167,13 @@ def _place(tr: Trace, n_cols: int, cols: dict[int, int], rows: dict[int, int],
             boxes.append(box)
     frames = _frames(tr, cols, rows)
     starts = {first: 1 for first, _, _ in frames.values()}
-    ends = {last: 1 for _, last, _ in frames.values()}
+    ends: dict[int, float] = {}  # a frame's foot holds its label, under its last box
+    for group, (_first, last, _col) in frames.items():
+        lines = len(_frame_label(tr, group, n_cols))
+        ends[last] = max(ends.get(last, 0.0), lines * _LINE_H + 8)
     y = y_start
     for row in range(max(rows.values()) + 1):
-        y += _HEADER * starts.get(row, 0) + (_GAP if row else 4)
+        y += _PAD * starts.get(row, 0) + (_GAP if row else 4)
         in_row = [b for b in boxes if b.row == row]
         tall = max(_height(b.node, len(b.lines)) for b in in_row)
         for b in in_row:
@@ -178,7 +181,7 @@ def _place(tr: Trace, n_cols: int, cols: dict[int, int], rows: dict[int, int],
             b.y0, b.y1 = y + (tall - h) / 2, y + (tall + h) / 2
             if b.node.kind == "add":  # a circle of _ADD px (drawn in pixels) at the centre
                 b.x0 = b.x1 = (b.col + (_BOX[0] + _BOX[1]) / 2) / n_cols
-        y += tall + 6 * ends.get(row, 0)
+        y += tall + ends.get(row, 0)
     return boxes, y, frames
 
 
@@ -197,6 +200,18 @@ def _text(n: Node, px: float) -> list[str]:
     if n.path and not _fits(f"{n.name} · {n.cls}", px - 8):
         first = [name, n.cls]
     return [*first, _shape_text(n.shape)]
+
+
+def _frame_label(tr: Trace, group: str, n_cols: int) -> list[str]:
+    """The lines of a frame's label: ``Class × N`` (the class linked to its chapter) for layers
+    drawn once, ``Class · path`` for one drawn in full; two lines where one does not fit
+    between the arrow that leaves the frame and the frame's right side on a phone."""
+    stack = {s.path: s for s in tr.stacks}.get(group.rsplit(".", 1)[0])
+    name, cls = (_link(stack.cls, stack.chapter), stack.cls) if stack else (group, group)
+    tail = f"× {stack.count}" if stack and stack.collapsed else f"· {group}"
+    width = (PHONE_WIDTH - 2 * _MARGIN) / n_cols
+    room = (_FRAME[1] - 0.015 - (_BOX[0] + _BOX[1]) / 2) * width - 2 * _HEAD
+    return [f"{name} {tail}"] if _fits(f"{cls} {tail}", room) else [name, tail]
 
 
 def _frames(
@@ -283,19 +298,17 @@ def _draw(d: _Drawing, tr: Trace, y_start: float) -> float:
     n_cols = max(cols.values()) + 1
     boxes, y_end, frames = _place(tr, n_cols, cols, rows, y_start)
     at = {b.node.id: b for b in boxes}
-    stacks = {s.path: s for s in tr.stacks}
     for group, (_first, _last, col) in frames.items():
         members = [b for b in boxes if b.node.group == group]
-        top = min(b.y0 for b in members) - _HEADER
-        bottom = max(b.y1 for b in members) + 6
+        lines = _frame_label(tr, group, n_cols)
+        top = min(b.y0 for b in members) - _PAD
+        bottom = max(b.y1 for b in members) + len(lines) * _LINE_H + 8
         x0, x1 = (col + _FRAME[0]) / n_cols, (col + _FRAME[1]) / n_cols
         d.shapes.append(dict(type="rect", xref="x", yref="y", x0=x0, x1=x1, y0=top, y1=bottom,
                              line=dict(color="#999999", width=1, dash="dot"), layer="below"))
-        stack = stacks.get(group.rsplit(".", 1)[0])
-        label = _link(stack.cls, stack.chapter) if stack else group
-        label += f" × {stack.count}" if stack and stack.collapsed else f" · {group}"
-        d.text(label, x0 + 0.01 / n_cols, top + _HEADER / 2, xanchor="left", yanchor="middle",
-               bgcolor="white")  # the arrow into the frame passes under its label
+        # in the frame's foot, right of the arrow that leaves it: nothing else is drawn there
+        d.text("<br>".join(lines), x1 - 0.015 / n_cols, bottom - 3, xanchor="right",
+               yanchor="bottom", align="right")
     for e in tr.edges:
         _edge(d, at[e.src], at[e.dst], e.kind, n_cols)
     for b in boxes:  # after the edges: a box hides the end of a line under it

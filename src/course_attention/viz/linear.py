@@ -46,7 +46,7 @@ def recall_figure(recall: Mapping[str, ArrayLike], pairs: Sequence[int], baselin
     fig.add_trace(curve(x, base, _("context baseline"), "grey", hover).update(
         line=dict(color="grey", dash="dash"), mode="lines"))
     fig.add_vline(x=state_width, line_dash="dot", line_color="grey",
-                  annotation=dict(text=_("d_k"), font=dict(size=11)),
+                  annotation=dict(text=_("dₖ"), font=dict(size=11)),
                   annotation_position="bottom right")
     fig.update_xaxes(title=_("key–value pairs in the context"), tickvals=x.tolist())
     fig.update_yaxes(title=axis_title(_("recall accuracy")), range=[0, 1.05])

@@ -42,9 +42,10 @@ LOOKUP_KEYS: tuple[str, ...] = ("apple", "banana", "chair")
 #: The steps of :func:`temperature_slider` (chapter 1 reasons about them, so they are named).
 LOOKUP_TEMPERATURES: tuple[float, ...] = (0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 2.0, 5.0, 20.0)
 
-#: The soft look-up plane shows ``[-LOOKUP_PLANE, LOOKUP_PLANE]`` on both axes, exactly the
-#: range the live explorer's query can reach (its sliders, or a drag on the website).
-LOOKUP_PLANE = 1.3
+#: The soft look-up plane shows ``[-LOOKUP_PLANE, LOOKUP_PLANE]`` on both axes: the range the
+#: live explorer's query can reach (``explorers.lookup.QUERY_RANGE``, 1.3) and a margin, so that
+#: the query's label has room on the plane wherever the query is.
+LOOKUP_PLANE = 1.6
 
 #: The axis titles of the word planes (``toy.WORD_FEATURES``), marked for the catalogue.
 _FEATURE_NAMES = (N_("edible"), N_("man-made"))
@@ -181,24 +182,29 @@ def label_positions(
 
 
 def label_spec(keys: Sequence[str] = LOOKUP_KEYS, label: str | None = None) -> dict:
-    """What ``lookup.js`` needs to place the query's label as :func:`query_label_position`
-    (``label``: the query's, by default "query" in the reader's language)."""
+    """What ``lookup.js`` needs to place the labels as :func:`key_label_positions` and
+    :func:`query_label_position` do (``label``: the query's, by default "query" in the
+    reader's language)."""
     label = _("query") if label is None else label
     span = 2 * LOOKUP_PLANE
-    return {"positions": [[n, *d] for n, d in _TEXT_POSITIONS.items()],
-            "keys": key_label_positions(keys), "label": label,
+    return {"positions": [[n, *d] for n, d in _TEXT_POSITIONS.items()], "label": label,
             "scales": _lookup_scales(span),
             "font": _FONT_PX, "gap": _GAP_PX,
             "char": _CHAR_EM, "wide": _WIDE_EM}
 
 
-def key_label_positions(keys: Sequence[str] = LOOKUP_KEYS) -> list[str]:
-    """The keys' label positions on the soft look-up plane (:func:`label_positions`)."""
+def key_label_positions(
+    keys: Sequence[str] = LOOKUP_KEYS, query: ArrayLike | None = None
+) -> list[str]:
+    """The keys' label positions on the soft look-up plane (:func:`label_positions`), clear of
+    the query's arrow ``query`` ``(2,)`` when one is drawn: ``lookup.js`` places them again
+    each time the reader moves the query."""
     from .. import toy
 
     span, lim = 2 * LOOKUP_PLANE, LOOKUP_PLANE
+    fixed = () if query is None else np.asarray(query, dtype=float).reshape(1, 2)
     return label_positions(toy.word_matrix(list(keys)), list(keys),
-                           _lookup_scales(span), (-lim, lim, -lim, lim))
+                           _lookup_scales(span), (-lim, lim, -lim, lim), fixed=fixed)
 
 
 def query_label_position(
@@ -214,7 +220,7 @@ def query_label_position(
     label = _("query") if label is None else label  # the label the figure draws
     span, lim = 2 * LOOKUP_PLANE, LOOKUP_PLANE
     K = toy.word_matrix(list(keys))  # (n_keys, 2)
-    taken = list(zip(K, keys, key_label_positions(keys), strict=True))
+    taken = list(zip(K, keys, key_label_positions(keys, query), strict=True))
     return label_positions(np.asarray(query, dtype=float)[None, :], [label],
                            _lookup_scales(span), (-lim, lim, -lim, lim),
                            fixed=K, taken=taken)[0]
@@ -302,8 +308,9 @@ def soft_lookup_traces(
     ``softmax(K q / temperature)`` ``(n_keys,)`` and the value is ``weights @ values``.
     Lay them out with :func:`soft_lookup_figure` (or :func:`slider_figure` + its layout).
     ``positions``: the labels' text positions, the keys' then the query's (default: the keys'
-    from :func:`label_positions`, the query's from :func:`query_label_position`, placed by
-    the English ``query_label`` in every language, which is drawn translated).
+    from :func:`key_label_positions`, clear of the query's arrow, the query's from
+    :func:`query_label_position`, placed by the English ``query_label`` in every language,
+    which is drawn translated).
     """
     from .. import numpy_ref, toy
 
@@ -315,11 +322,11 @@ def soft_lookup_traces(
     weights = numpy_ref.softmax(K @ q, temperature=temperature)  # (n_keys,)
     looked_up = float(weights @ values)
     if positions is None:
-        positions = [*key_label_positions(keys), query_label_position(q, keys, query_label)]
+        positions = [*key_label_positions(keys, q), query_label_position(q, keys, query_label)]
     bars = _bars(weights, keys)
     bars.update(xaxis="x2", yaxis="y2")
     result = go.Bar(
-        x=["soft<br>look-up"],  # two lines: one is wider than its panel on a phone
+        x=[_("soft<br>look-up")],  # two lines: one is wider than its panel on a phone
         y=[round(looked_up, _DIGITS)],
         text=[f"{looked_up:.2f}"],
         textposition="outside",
