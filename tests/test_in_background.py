@@ -1,5 +1,6 @@
-"""``training.in_background``: chapter 9 trains its 1-layer control in a second process, while
-the 2-layer model trains in the notebook; the second process must give the same model."""
+"""``training.in_background`` (and ``start_group`` / ``join_groups`` on it): chapter 9 trains its
+1-layer control in a second process, while the 2-layer model trains in the notebook; the second
+process must give the same model."""
 
 from __future__ import annotations
 
@@ -61,3 +62,33 @@ def test_on_one_core_the_function_runs_here_before_it_returns(monkeypatch):
 def test_something_that_cannot_be_called_is_a_value_error():
     with pytest.raises(ValueError, match="callable"):
         training.in_background(3)
+def test_two_groups_join_in_the_chapters_order_and_a_wrong_seed_is_named(monkeypatch):
+    """training.start_group / join_groups (chapters 14 and 15), on one core: the first group
+    runs before start_group returns, the second in join_groups, and the runs come back in the
+    chapter's order; a pending group of another seed, or of other names, is a ValueError."""
+    from collections import namedtuple
+
+    from course_attention import training
+
+    monkeypatch.setattr(training, "_cores", lambda: 1)
+    Run = namedtuple("Run", "name seed")
+    ran: list[str] = []
+
+    def train_one(name: str, seed: int) -> Run:
+        ran.append(name)
+        return Run(name, seed)
+
+    known, groups = ("a", "b", "c", "d"), (("c", "a"), ("d", "b"))
+    pending = training.start_group(train_one, groups[0], ("a", "b", "c"), known, seed=3)
+    assert ran == ["c", "a"]
+    runs = training.join_groups(train_one, groups, ("a", "b", "c"), known, 3, pending)
+    assert ran == ["c", "a", "b"] and list(runs) == ["a", "b", "c"]
+    assert all(r.seed == 3 for r in runs.values())
+    assert list(training.join_groups(train_one, groups, known, known, 0)) == list(known)
+    other = training.start_group(train_one, groups[0], known, known, seed=1)
+    with pytest.raises(ValueError, match="of seed 0"):
+        training.join_groups(train_one, groups, known, known, 0, other)
+    with pytest.raises(ValueError, match="names must be among"):
+        training.start_group(train_one, groups[0], ("e",), known)
+    with pytest.raises(ValueError, match="names must be among"):
+        training.join_groups(train_one, groups, (), known)

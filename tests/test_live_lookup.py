@@ -21,7 +21,7 @@ def check(page, i, root=None) -> int:
     K = toy.word_matrix(keys)  # (3, 2)
     values = np.array([toy.FRUIT_DICT[k] for k in keys])
     compared = 0
-    for qx, qy, T in itertools.product((-1.2, 0.0, 0.45), (-0.9, 0.3, 1.1), (0.05, 0.35, 5.0)):
+    for qx, qy, T in itertools.product((-1.1, 0.0, 0.45), (-0.9, 0.3, 1.1), (0.05, 0.35, 5.0)):
         for name, value in (("qx", qx), ("qy", qy), ("temperature", T)):
             set_control(page, i, name, value)
         data = plotted(page, i)

@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -25,6 +25,9 @@ __all__ = [
     "Adam",
     "fit",
     "in_background",
+    "train_each",
+    "start_group",
+    "join_groups",
     "train",
     "sequence_accuracy",
     "accuracy_by_length",
@@ -263,6 +266,47 @@ def in_background(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Futur
     # loky starts a fresh interpreter without re-running the caller's script, so a script with
     # no ``if __name__ == "__main__"`` guard works too; its worker waits 60 s for the next job
     return get_reusable_executor(max_workers=1, timeout=60).submit(fn, *args, **kwargs)
+
+
+def train_each(train_one: Callable[[str, int], Any], names: Sequence[str], seed: int = 0
+               ) -> dict[str, Any]:
+    """``{name: train_one(name, seed)}``, one after the other, here (chapters 14 and 15)."""
+    return {name: train_one(name, seed) for name in names}
+
+
+def _checked(names: Sequence[str], known: Sequence[str]) -> tuple[str, ...]:
+    if not names or set(names) - set(known):
+        raise ValueError(f"names must be among {tuple(known)}; got {tuple(names)}")
+    return tuple(names)
+
+
+def start_group(train_one: Callable[[str, int], Any], group: Sequence[str], names: Sequence[str],
+                known: Sequence[str], seed: int = 0) -> Future:
+    """Start :func:`train_each` of ``group``'s models that are among ``names`` (all of ``known``,
+    a chapter's models) in a second process (:func:`in_background`); return its ``Future``.
+
+    Introduced in chapter 14: a chapter starts its first group here, in its first cells, reads
+    on, and joins it with :func:`join_groups`. ``train_one`` must be a package function."""
+    names = _checked(names, known)
+    return in_background(train_each, train_one, tuple(n for n in group if n in names), seed)
+
+
+def join_groups(train_one: Callable[[str, int], Any], groups: tuple[Sequence[str], Sequence[str]],
+                names: Sequence[str], known: Sequence[str], seed: int = 0,
+                pending: Future | None = None) -> dict[str, Any]:
+    """The runs of ``names`` (among ``known``) from ``seed``, in ``known``'s order: ``groups[0]``
+    in a second process (``pending``, from :func:`start_group` with the same names and seed,
+    or started now), ``groups[1]`` here. Each run must carry a ``seed`` (chapters 14 and 15)."""
+    names = _checked(names, known)
+    if pending is None:
+        pending = start_group(train_one, groups[0], names, known, seed)
+    here = train_each(train_one, tuple(n for n in groups[1] if n in names), seed)
+    runs = {**pending.result(), **here}
+    if {r.seed for r in runs.values()} != {seed} or set(runs) != set(names):
+        raise ValueError(f"pending trained {sorted(runs)} of seed(s) "
+                         f"{sorted({r.seed for r in runs.values()})}; expected {sorted(names)} "
+                         f"of seed {seed}")
+    return {name: runs[name] for name in known if name in names}
 
 
 def train(

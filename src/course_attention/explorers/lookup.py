@@ -21,7 +21,7 @@ __all__ = ["QUERY_RANGE", "title", "figure", "spec", "soft_lookup_explorer"]
 
 #: The query's x and y run over ``[-QUERY_RANGE, QUERY_RANGE]``, inside the plane the figure
 #: shows (``viz.LOOKUP_PLANE``).
-QUERY_RANGE = 1.3
+QUERY_RANGE = 1.1
 #: Said under the notebook's explorer, of the one control the page has and the notebook cannot.
 NOTE = N_("On the website you can also drag the query on the plane.")
 #: The query's sliders, by feature (``toy.WORD_FEATURES``): whole labels, not a template, since

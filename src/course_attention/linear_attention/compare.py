@@ -120,18 +120,18 @@ def train_model(name: str, seed: int = 0) -> Run:
 
 def train_group(names: tuple[str, ...], seed: int = 0) -> dict[str, Run]:
     """``{name: train_model(name, seed)}``, one after the other, here."""
-    return {name: train_model(name, seed) for name in names}
+    from ..training import train_each
+
+    return train_each(train_model, names, seed)
 
 
 def start_training(seed: int = 0, names: tuple[str, ...] = MODELS) -> Any:
     """Start training :data:`GROUPS`' first group (those of ``names``) from ``seed`` in a second
-    process (:func:`~course_attention.training.in_background`); return its ``Future``, for
+    process (:func:`~course_attention.training.start_group`); return its ``Future``, for
     :func:`train_all`. Chapter 15 starts it in its first cells and reads on."""
-    from ..training import in_background
+    from ..training import start_group
 
-    if set(names) - set(MODELS) or not names:
-        raise ValueError(f"names must be among {MODELS}; got {names}")
-    return in_background(train_group, tuple(n for n in GROUPS[0] if n in names), seed)
+    return start_group(train_model, GROUPS[0], names, MODELS, seed)
 
 
 def train_all(seed: int = 0, names: tuple[str, ...] = MODELS, pending: Any = None
@@ -139,12 +139,9 @@ def train_all(seed: int = 0, names: tuple[str, ...] = MODELS, pending: Any = Non
     """The models ``names`` of :data:`MODELS` from ``seed``: :data:`GROUPS`' first group in a
     second process (``pending``, from :func:`start_training`, or started here), the second
     group here, one after the other."""
-    if set(names) - set(MODELS) or not names:
-        raise ValueError(f"names must be among {MODELS}; got {names}")
-    pending = start_training(seed, names) if pending is None else pending
-    here = train_group(tuple(n for n in GROUPS[1] if n in names), seed)
-    runs = {**pending.result(), **here}
-    return {name: runs[name] for name in MODELS if name in names}
+    from ..training import join_groups
+
+    return join_groups(train_model, GROUPS, names, MODELS, seed, pending)
 
 
 def cache_bytes(name: str, seq: int, bytes_per_value: int = 4) -> int:

@@ -268,7 +268,9 @@ def train(name: str, seed: int = 0) -> Run:
 def train_group(names: tuple[str, ...], seed: int = 0) -> dict[str, Run]:
     """``{name: train(name, seed)}`` for the models ``names``, one after the other, here
     (chapter 14 trains :data:`GROUPS`' second group this way, in two cells)."""
-    return {name: train(name, seed) for name in names}
+    from ..training import train_each
+
+    return train_each(train, names, seed)
 
 
 #: How :func:`train_all` splits the models between its two processes (about 40 s each).
@@ -279,11 +281,9 @@ GROUPS = (("induction", "gpt2", "llama", "plain"),
 def start_training(seed: int = 0, names: tuple[str, ...] = MODELS) -> Any:
     """Start training :data:`GROUPS`' first group (those of ``names``) in a second process;
     return its ``Future`` for :func:`train_all` (chapter 14 starts it first and reads on)."""
-    from ..training import in_background
+    from ..training import start_group
 
-    if set(names) - set(MODELS):
-        raise ValueError(f"names must be among {MODELS}; got {names}")
-    return in_background(train_group, tuple(n for n in GROUPS[0] if n in names), seed)
+    return start_group(train, GROUPS[0], names, MODELS, seed)
 
 
 def train_all(seed: int = 0, names: tuple[str, ...] = MODELS, pending: Any = None
@@ -291,15 +291,9 @@ def train_all(seed: int = 0, names: tuple[str, ...] = MODELS, pending: Any = Non
     """The models ``names`` of :data:`MODELS`, trained from ``seed`` (chapter 14):
     :data:`GROUPS`' first group in a second process (``pending``, from :func:`start_training`
     with the same seed and names, or started now), the second group here."""
-    if pending is None:
-        pending = start_training(seed, names)
-    here = train_group(tuple(n for n in GROUPS[1] if n in names), seed)
-    runs = {**pending.result(), **here}
-    if {r.seed for r in runs.values()} != {seed} or set(runs) != set(names):
-        raise ValueError(f"pending trained {sorted(runs)} of seed(s) "
-                         f"{sorted({r.seed for r in runs.values()})}; expected {sorted(names)} "
-                         f"of seed {seed}")
-    return {name: runs[name] for name in MODELS if name in names}
+    from ..training import join_groups
+
+    return join_groups(train, GROUPS, names, MODELS, seed, pending)
 
 
 @dataclass(frozen=True)

@@ -43,9 +43,9 @@ LOOKUP_KEYS: tuple[str, ...] = ("apple", "banana", "chair")
 LOOKUP_TEMPERATURES: tuple[float, ...] = (0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 2.0, 5.0, 20.0)
 
 #: The soft look-up plane shows ``[-LOOKUP_PLANE, LOOKUP_PLANE]`` on both axes: the range the
-#: live explorer's query can reach (``explorers.lookup.QUERY_RANGE``, 1.3) and a margin, so that
+#: live explorer's query can reach (``explorers.lookup.QUERY_RANGE``, 1.1) and a margin, so that
 #: the query's label has room on the plane wherever the query is.
-LOOKUP_PLANE = 1.6
+LOOKUP_PLANE = 1.3
 
 #: The axis titles of the word planes (``toy.WORD_FEATURES``), marked for the catalogue.
 _FEATURE_NAMES = (N_("edible"), N_("man-made"))
@@ -257,6 +257,7 @@ def _arrow_traces(
         marker=dict(size=9, color=color),
         name=name,
         hoverinfo="skip",
+        cliponaxis=False,  # a label beside a tip near the plane's edge is drawn whole
     )
     return [shafts, labels]
 
@@ -369,7 +370,9 @@ def _soft_lookup_layout(fig: go.Figure, title: str | None, keys: Sequence[str]) 
         yaxis=dict(range=lim, title=_(toy.WORD_FEATURES[1]), scaleanchor="x", constrain="domain"),
         xaxis2=dict(domain=[0.52, 0.84], anchor="y2"),
         yaxis2=dict(range=[0, 1.15], anchor="x2"),  # no axis title: the words' labels need the gap
-        xaxis3=dict(domain=[0.9, 1.0], anchor="y3"),
+        # the value's name a little lower: on a phone it is as wide as its panel, and its
+        # right end would touch the value axis's 0
+        xaxis3=dict(domain=[0.9, 1.0], anchor="y3", ticklabelstandoff=4),
         yaxis3=dict(range=[0, top], title=_("value"), anchor="x3", side="right"),
         showlegend=False,
     )

@@ -84,7 +84,8 @@ def _misses(terms: dict[str, str], path: Path) -> list[tuple[str, str, str]]:
         if not entry.translated():
             continue
         english = entry.msgid
-        chinese = _plain(entry.msgstr)
+        # a line break (<br>, now a space) inside a Chinese term is layout, not a word break
+        chinese = re.sub(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", "", _plain(entry.msgstr))
         for term in ordered:
             if not _uses(term, english):
                 continue
