@@ -277,7 +277,7 @@ def test_figure_text_is_apart_and_inside_at_phone_and_desktop_widths():
     book's widths), measured with ``test_figure_text``'s browser code: no overlap, nothing cut,
     every text drawn as held, and the links open the chapter in a new tab."""
     from plotly.offline import get_plotlyjs, get_plotlyjs_version
-    from test_figure_text import EXCEPTIONS, TEXTS_JS, problems
+    from test_figure_text import TEXTS_JS, problems
 
     from _site import browser, serve
 
@@ -310,9 +310,6 @@ def test_figure_text_is_apart_and_inside_at_phone_and_desktop_widths():
                         ".filter(a => a.textContent).map(a => a.getAttribute('target'))")
                     page.close()
                     assert len(measured) == 1 and measured[0]["box"][2] == width
-                    # the phone's known defect of the stack brackets, as EXCEPTIONS names it
-                    allowed = EXCEPTIONS[("00_welcome", 0, 375)][0] if viewport == 375 else ()
-                    found[name, viewport] = [p for p in problems(measured[0])
-                                             if not any(a in p for a in allowed)]
+                    found[name, viewport] = problems(measured[0])
                     assert targets and set(targets) == {"_blank"}, (name, viewport)
     assert all(not p for p in found.values()), {k: p for k, p in found.items() if p}
