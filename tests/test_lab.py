@@ -4,8 +4,10 @@
 ``.venv-lab`` (as for ``make lab``), serves a copy of ``notebooks/`` and runs each notebook with
 *Run All Cells*. On the rendered page the test asserts: no raw MyST; every glued value the reader
 edition writes in, shown in the text; every cell ran without an error; every explorer shows the
-website's controls and redraws when they move. It writes what it saw to ``_build/lab-checks.json``
-(one file per xdist worker: ``lab-checks-gw0.json`` …).
+website's controls and redraws when they move. Each worker's JupyterLab, when it stops, asserts
+that every training reused the build's result (``course_attention.reuse``): no new result was
+saved. It writes what it saw to ``_build/lab-checks.json`` (one file per xdist worker:
+``lab-checks-gw0.json`` …).
 """
 
 from __future__ import annotations
@@ -65,6 +67,8 @@ def lab(tmp_path_factory):
            "JUPYTER_RUNTIME_DIR": str(base / "runtime"), "JUPYTER_DATA_DIR": str(base / "data"),
            "OMP_NUM_THREADS": "1", reuse.REUSE: str(ROOT / "_build" / "trained")}
     log = (base / "lab.log").open("w")
+    trained = ROOT / "_build" / "trained"
+    saved_before = {f.name for f in trained.iterdir()} if trained.is_dir() else set()
     server = subprocess.Popen(
         [str(LAB), "lab", "--no-browser", "--allow-root", f"--port={port}",
          f"--ServerApp.token={token}", f"--ServerApp.root_dir={base / 'notebooks'}",
@@ -90,6 +94,12 @@ def lab(tmp_path_factory):
     out = ROOT / "_build" / f"lab-checks{'-' + worker if worker else ''}.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(RESULTS, indent=1, ensure_ascii=False))
+    # every training the build saved was reused: a miss trains again here and saves a new file
+    # (a result whose key changed: another package source, kernel or thread count)
+    saved_now = {f.name for f in trained.iterdir()} if trained.is_dir() else set()
+    assert saved_now == saved_before, (
+        f"the JupyterLab check trained again instead of reusing the build's trainings: "
+        f"{len(saved_now - saved_before)} new result(s) in {trained}")
 
 
 @pytest.fixture(scope="session")
