@@ -362,8 +362,8 @@ def _soft_lookup_layout(fig: go.Figure, title: str | None, keys: Sequence[str]) 
 
     top = 1.25 * max(toy.FRUIT_DICT[k] for k in keys)
     lim = [-LOOKUP_PLANE, LOOKUP_PLANE]
-    # constrain="domain": the square plane shrinks its box instead of showing more than the
-    # query can reach; the weights start far enough right that word labels miss their axis
+    # constrain="domain": the square plane shrinks its box instead of showing more than
+    # ±LOOKUP_PLANE; the weights start far enough right that word labels miss their axis
     fig.update_layout(
         xaxis=dict(domain=[0.0, 0.36], range=lim, title=_(toy.WORD_FEATURES[0]),
                    constrain="domain"),
