@@ -65,6 +65,25 @@ def test_every_kind_reads_causally_at_equal_width():
     assert len(widths) == 1
 
 
+@pytest.mark.parametrize("taps", [1, 2, 4])
+def test_the_mixers_convolution_is_the_causal_conv1d_it_replaces(taps):
+    """The mixer convolves by shifted products (faster to train on a CPU); in float64 they equal
+    ``Conv1d(groups=channels, padding=taps − 1)`` cut to the first ``seq`` outputs, gradients
+    included, and no output reads a later position."""
+    conv = torch.nn.Conv1d(6, 6, taps, groups=6, bias=False, padding=taps - 1).double()
+    x = torch.randn(3, 11, 6, dtype=torch.float64, requires_grad=True)
+    ours = models._causal_depthwise(x, conv.weight)
+    torch_conv = conv(x.transpose(1, 2))[..., :11].transpose(1, 2)
+    torch.testing.assert_close(ours, torch_conv, rtol=0, atol=1e-12)
+    grads = [torch.autograd.grad(y.square().sum(), (x, conv.weight)) for y in (ours, torch_conv)]
+    for a, b in zip(*grads, strict=True):
+        torch.testing.assert_close(a, b, rtol=0, atol=1e-12)
+    later = x.detach().clone()
+    later[:, 5:] += 1.0
+    torch.testing.assert_close(models._causal_depthwise(later, conv.weight)[:, :5],
+                               ours.detach()[:, :5], rtol=0, atol=0)
+
+
 def test_models_refuse_bad_input_naming_it():
     with pytest.raises(ValueError, match="layers must name"):
         models.StackConfig(10, ("softmax", "mamba"))

@@ -126,13 +126,14 @@ def gated_delta_rule(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch
         kb = kc * bc[..., None]
         # T = (I + strictly-lower(β K Kᵀ ⊙ decay))⁻¹ turns the block's delta updates into matmuls
         system = (kb @ kc.transpose(-1, -2)) * decay  # its diagonal counts as 1 (unitriangular)
-        u = torch.linalg.solve_triangular(system, bc[..., None] * vc, upper=False,
-                                          unitriangular=True)
-        w = torch.linalg.solve_triangular(system, kb * cum.exp()[..., None], upper=False,
-                                          unitriangular=True)
+        grow = cum.exp()[..., None]  # (b, h, c, 1): decay from the block's start
+        # one solve for both right-hand sides: u (the values) and w (the keys)
+        u, w = torch.linalg.solve_triangular(
+            system, torch.cat((bc[..., None] * vc, kb * grow), -1), upper=False,
+            unitriangular=True).split((dv, dk), -1)
         new = u - w @ state  # the block's errors, with the state it starts from
         attn = ((qc @ kc.transpose(-1, -2)) * decay)  # (b, h, c, c), lower triangle and diagonal
-        out[:, :, s:e] = (qc * cum.exp()[..., None]) @ state + attn @ new
+        out[:, :, s:e] = (qc * grow) @ state + attn @ new
         tail = (cum[..., -1:] - cum).exp()[..., None]  # decay from each position to the block's end
         state = state * cum[..., -1].exp()[..., None, None] + (kc * tail).transpose(-1, -2) @ new
     return out, state

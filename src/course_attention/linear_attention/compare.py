@@ -209,14 +209,16 @@ FALL = 0.15
 #: … yet stays at least this far above the context baseline (it binds some pairs) …
 ABOVE = 0.2
 #: … DeltaNet and Gated DeltaNet each recall more than linear attention at 32 pairs (the
-#: smallest gap measured: 0.018, DeltaNet on seed 0 under avx2; 0.05 to 0.22 elsewhere) …
+#: smallest gap measured: 0.017, DeltaNet on seed 0 under avx2, 0.018 under avx512; 0.04 to 0.22
+#: elsewhere) …
 #: … softmax attention keeps at least :data:`SOFTMAX_HOLDS` at 32 pairs, at least :data:`WINS`
 #: above linear attention's and above both delta rules' …
 SOFTMAX_HOLDS, WINS = 0.95, 0.15
 #: … and the 3-to-1 hybrid stays at least :data:`HYBRID_SHORT` below all-softmax at 32 pairs and
 #: within :data:`HYBRID_NEAR` of all-Gated-DeltaNet: its one softmax layer recovers little
-#: at this scale (measured: 0.004 to 0.091 below all-Gated-DeltaNet, 0.136 to 0.266 below
-#: all-softmax; the hybrid's recall moved by up to 0.054 between CPU kernels).
+#: at this scale (measured on seeds 0–2 under avx512 and avx2: from 0.049 above to 0.110 below
+#: all-Gated-DeltaNet, 0.127 to 0.305 below all-softmax; the hybrid's recall moved by up to 0.023
+#: between CPU kernels).
 HYBRID_SHORT, HYBRID_NEAR = 0.05, 0.15
 
 

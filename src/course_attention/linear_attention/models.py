@@ -85,6 +85,17 @@ class StackConfig:
         return self.d_model // self.heads
 
 
+def _causal_depthwise(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """The causal depthwise convolution of ``x`` ``(batch, seq, channels)`` by ``weight``
+    ``(channels, 1, taps)`` (a ``Conv1d(groups=channels)``'s): output ``t`` of channel ``c`` is
+    ``Σ_i weight[c, 0, i] · x[t − taps + 1 + i, c]``, zero before the start. The same numbers as
+    the padded ``Conv1d`` cut to ``seq`` outputs, as a few shifted products: at the course's sizes
+    about twice as fast to train as PyTorch's depthwise kernel on a CPU."""
+    taps, n = weight.shape[-1], x.shape[1]
+    padded = torch.nn.functional.pad(x, (0, 0, taps - 1, 0))  # (batch, taps − 1 + seq, channels)
+    return sum(padded[:, i:i + n] * weight[:, 0, i] for i in range(taps))
+
+
 class Mixer(torch.nn.Module):
     """One token mixer of kind ``kind``: ``(batch, seq, d_model) → (batch, seq, d_model)``.
     Introduced in chapter 15."""
@@ -118,9 +129,8 @@ class Mixer(torch.nn.Module):
         b, n, d = x.shape
         h, dh = self.config.heads, self.config.head_dim
         mixed = self.qkv(x)  # (b, n, 3d)
-        if self.conv is not None:  # causal: keep the first n outputs of the padded convolution
-            mixed = self.conv(mixed.transpose(1, 2))[..., :n]
-            mixed = mixed.transpose(1, 2)
+        if self.conv is not None:
+            mixed = _causal_depthwise(mixed, self.conv.weight)
         q, k, v = (t.reshape(b, n, h, dh).transpose(1, 2) for t in mixed.split(d, dim=-1))
         size = self.config.chunk_size
         if self.kind == "softmax":
