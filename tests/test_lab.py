@@ -18,7 +18,9 @@ import re
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -63,8 +65,13 @@ def lab(tmp_path_factory):
     port, token = _free_port(), "course-attention-lab-check"
     # the workers share the cores: each kernel computes on one thread (torch, OpenBLAS), as the
     # strict build did, and reuses the models the build trained (course_attention.reuse)
+    # Kernels talk to the server over Unix sockets in a short folder of their own, not TCP: a
+    # TCP port picked for a kernel could be taken by one of the many connections the workers
+    # open before the kernel bound it, and the kernel then died on every restart ("Address
+    # already in use"; it happened once, to chapter 8, in a fresh-clone run of `make test`)
+    runtime = Path(tempfile.mkdtemp(prefix="lab-"))  # a socket's path must stay < 108 bytes
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(base / "config"),
-           "JUPYTER_RUNTIME_DIR": str(base / "runtime"), "JUPYTER_DATA_DIR": str(base / "data"),
+           "JUPYTER_RUNTIME_DIR": str(runtime), "JUPYTER_DATA_DIR": str(base / "data"),
            "OMP_NUM_THREADS": "1", reuse.REUSE: str(ROOT / "_build" / "trained")}
     log = (base / "lab.log").open("w")
     trained = ROOT / "_build" / "trained"
@@ -73,7 +80,8 @@ def lab(tmp_path_factory):
         [str(LAB), "lab", "--no-browser", "--allow-root", f"--port={port}",
          f"--ServerApp.token={token}", f"--ServerApp.root_dir={base / 'notebooks'}",
          f"--LabApp.user_settings_dir={base / 'settings'}",
-         f"--LabApp.workspaces_dir={base / 'workspaces'}", "--expose-app-in-browser"],
+         f"--LabApp.workspaces_dir={base / 'workspaces'}", "--expose-app-in-browser",
+         "--KernelManager.transport=ipc"],
         stdout=log, stderr=subprocess.STDOUT, env=env,
     )
     deadline = time.time() + 90
@@ -90,6 +98,7 @@ def lab(tmp_path_factory):
     server.terminate()
     server.wait(timeout=30)
     log.close()
+    shutil.rmtree(runtime, ignore_errors=True)
     worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # make lab-check runs two workers
     out = ROOT / "_build" / f"lab-checks{'-' + worker if worker else ''}.json"
     out.parent.mkdir(exist_ok=True)
