@@ -63,13 +63,13 @@ def lab(tmp_path_factory):
     (settings / "apputils-extension" / "notification.jupyterlab-settings").write_text(
         json.dumps({"fetchNews": "false", "checkForUpdates": False}))
     port, token = _free_port(), "course-attention-lab-check"
-    # the workers share the cores: each kernel computes on one thread (torch, OpenBLAS), as the
-    # strict build did, and reuses the models the build trained (course_attention.reuse)
     # Kernels talk to the server over Unix sockets in a short folder of their own, not TCP: a
     # TCP port picked for a kernel could be taken by one of the many connections the workers
     # open before the kernel bound it, and the kernel then died on every restart ("Address
     # already in use"; it happened once, to chapter 8, in a fresh-clone run of `make test`)
     runtime = Path(tempfile.mkdtemp(prefix="lab-"))  # a socket's path must stay < 108 bytes
+    # The workers share the cores: each kernel computes on one thread (torch, OpenBLAS), as the
+    # strict build did, and reuses the models the build trained (course_attention.reuse).
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(base / "config"),
            "JUPYTER_RUNTIME_DIR": str(runtime), "JUPYTER_DATA_DIR": str(base / "data"),
            "OMP_NUM_THREADS": "1", reuse.REUSE: str(ROOT / "_build" / "trained")}

@@ -89,8 +89,8 @@ def _causal_depthwise(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     """The causal depthwise convolution of ``x`` ``(batch, seq, channels)`` by ``weight``
     ``(channels, 1, taps)`` (a ``Conv1d(groups=channels)``'s): output ``t`` of channel ``c`` is
     ``Σ_i weight[c, 0, i] · x[t − taps + 1 + i, c]``, zero before the start. The same numbers as
-    the padded ``Conv1d`` cut to ``seq`` outputs, as a few shifted products: at the course's sizes
-    about twice as fast to train as PyTorch's depthwise kernel on a CPU."""
+    the padded ``Conv1d`` cut to ``seq`` outputs, as a few shifted products: PyTorch's depthwise
+    kernel is slow to train on a CPU at the course's sizes (``benchmarks/linear_training.py``)."""
     taps, n = weight.shape[-1], x.shape[1]
     padded = torch.nn.functional.pad(x, (0, 0, taps - 1, 0))  # (batch, taps − 1 + seq, channels)
     return sum(padded[:, i:i + n] * weight[:, 0, i] for i in range(taps))
@@ -111,9 +111,9 @@ class Mixer(torch.nn.Module):
         with torch.no_grad():  # a small write to the residual stream at first (OUT_SCALE)
             self.out.weight.mul_(OUT_SCALE)
         self.conv = None
-        if config.conv:
-            self.conv = torch.nn.Conv1d(3 * d, 3 * d, config.conv, groups=3 * d, bias=False,
-                                        padding=config.conv - 1)
+        if config.conv:  # holds the taps (PyTorch's initialisation); forward convolves with
+            # _causal_depthwise, not by calling it
+            self.conv = torch.nn.Conv1d(3 * d, 3 * d, config.conv, groups=3 * d, bias=False)
         if kind in ("delta", "gated_delta"):
             self.beta = torch.nn.Linear(d, h, bias=False)  # β = sigmoid(b)
             self.head_norm = torch.nn.Parameter(torch.ones(config.head_dim))
