@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-from course_attention.linear_attention import compare, models, recall
+from course_attention.induction import RepeatBatch, _token_losses, repeat_batch
+from course_attention.linear_attention import compare, copy_task, models, recall
 
 
 def test_recall_batches_ask_each_key_once_for_the_value_that_followed_it():
@@ -140,6 +141,79 @@ def test_results_need_one_seed():
 def test_the_chapters_claims_hold_on_seeds_1_and_2(seed):
     """Not one lucky seed: the chapter's own claim checks on this seed's models."""
     compare.check_chapter_claims(compare.chapter_results(compare.train_all(seed)))
+
+
+def test_the_copy_loss_counts_the_repeated_tokens_only():
+    data = repeat_batch(copy_task.TASK, 8, torch.Generator().manual_seed(3))
+    model = copy_task.build("linear", 0).double()
+    with torch.no_grad():
+        every = _token_losses(model(data.tokens), data.tokens)  # (batch, seq − 1): chapter 9's
+        loss = float(copy_task.copy_loss(model, data))
+    asked = data.repeated()[:, 1:]
+    assert 0 < int(asked.sum()) < asked.numel()
+    assert abs(loss - float(every[asked].mean())) < 1e-12
+
+
+def test_the_context_baseline_is_the_log_of_the_ids_seen_so_far():
+    data = repeat_batch(copy_task.TASK, 4, torch.Generator().manual_seed(5))
+    logs = [np.log(len(set(data.tokens[b, : t + 1].tolist())))
+            for b in range(4) for t in range(data.tokens.shape[1] - 1)
+            if data.repeated()[b, t + 1]]
+    assert abs(copy_task.context_baseline(data) - float(np.mean(logs))) < 1e-9
+    one = RepeatBatch(torch.tensor([[3, 5, 3, 5]]), torch.tensor([0]), torch.tensor([2]),
+                      torch.tensor([2]))  # predicts the last 5 after seeing {3, 5}
+    assert abs(copy_task.context_baseline(one) - np.log(2)) < 1e-12
+
+
+def test_kept_after_multiplies_the_gates_over_the_distance():
+    model = copy_task.build("gated_delta", 1)
+    data = repeat_batch(copy_task.TASK, 3, torch.Generator().manual_seed(2))
+    block = model.blocks[0]
+    with torch.no_grad():
+        g = block.mixer.log_decay(block.norm1(model.embed(data.tokens)))  # (batch, seq, heads)
+    n = data.tokens.shape[1]
+    direct = np.mean([[g[b, t + 1: t + 6].sum(0).exp().numpy() for t in range(n - 5)]
+                      for b in range(3)], axis=(0, 1))
+    assert np.allclose(copy_task.kept_after(model, data, 5), direct, rtol=1e-5)
+    assert ((copy_task.kept_after(model, data, 1) > 0) & (copy_task.kept_after(model, data, 1)
+                                                           <= 1)).all()
+    with pytest.raises(ValueError, match="one-layer Gated DeltaNet"):
+        copy_task.kept_after(copy_task.build("delta", 0), data)
+    with pytest.raises(ValueError, match="distance must lie"):
+        copy_task.kept_after(model, data, n)
+    with pytest.raises(ValueError, match="decay gate"):
+        copy_task.build("linear", 0).blocks[0].mixer.log_decay(torch.zeros(1, 2, 32))
+
+
+def test_the_copy_task_models_are_one_layer_and_the_control_has_no_convolution():
+    for name in copy_task.MODELS:
+        config = copy_task.config_of(name)
+        assert len(config.layers) == 1 and config.d_model == compare.WIDTH["d_model"]
+        assert config.conv == (0 if name == "softmax_no_conv" else compare.WIDTH["conv"])
+    assert copy_task.build("softmax_no_conv").blocks[0].mixer.conv is None
+    assert sorted(sum(copy_task.GROUPS, ())) == sorted(copy_task.MODELS)
+    with pytest.raises(ValueError, match="model must be one of"):
+        copy_task.config_of("hybrid")
+
+
+def test_the_copy_task_claims_fail_on_untrained_models():
+    runs = {name: copy_task.CopyRun(name, 0, np.zeros(1), 0.0, copy_task.build(name, 0))
+            for name in copy_task.MODELS}
+    found = copy_task.results(runs)
+    assert all(abs(v - found.chance) < 0.5 for v in found.repeated.values())  # untrained: chance
+    assert 2.5 < found.baseline < found.chance
+    with pytest.raises(AssertionError, match="one softmax layer with the convolution"):
+        copy_task.check_claims(found)
+    runs["delta"] = dataclasses.replace(runs["delta"], seed=1)
+    with pytest.raises(ValueError, match="one seed"):
+        copy_task.results(runs)
+
+
+@pytest.mark.claims
+@pytest.mark.parametrize("seed", [1, 2])
+def test_the_copy_task_claims_hold_on_seeds_1_and_2(seed):
+    """Chapter 9's task in one layer of each kind: the chapter's claim checks on this seed."""
+    copy_task.check_claims(copy_task.results(copy_task.train_all(seed)))
 
 
 def test_the_recall_figure_and_table_draw_what_they_are_given_and_refuse_bad_shapes():

@@ -16,17 +16,7 @@ rules stayed on the loss plateau (``ln 16``: any value) on most seeds; a gentler
 every kind fit, and linear attention loses nothing by it (recall 0.70–0.83 at 32 pairs against
 0.63–0.79 before).
 
-Chapter 9's induction task is not trained here. With the first recipe (300 steps at 3e-2) no
-linear kind learned it on any of seeds 0–2, and softmax attention on seeds 0 and 1 only, not under
-``ATEN_CPU_CAPABILITY=avx2`` (loss 4.06 against the chance 4.16). With this recipe (two layers of
-each kind on chapter 9's sequences of 48 tokens from 64, batches of 32, 500 steps at 1e-2; measured
-2026-11-28 under avx512), softmax attention learns it on seeds 0–2 (0.31–0.38 nats on the repeated
-tokens, 4.29–4.30 on the others), linear attention in part (2.99–3.98), and DeltaNet and Gated
-DeltaNet not at all: both stay at ``ln 64`` = 4.16 on every token, on seeds 0–2, and on seed 0 at
-3e-3, at 3e-2 (DeltaNet) and for 1,000 steps. A sequence there writes 47 transitions into each
-head's 16 × 16 state, so the task measures the state's overload as much as the rule; which part
-keeps the delta rules on the plateau is not measured. Four more trainings would add about 45
-core-seconds to a chapter already over its time, for a result the chapter could not explain.
+Chapter 9's induction task, for one layer of each kind, is :mod:`~.copy_task`'s.
 
 :func:`train_all` trains them in two processes; :func:`chapter_results` measures;
 :func:`check_chapter_claims` asserts what chapter 15 says.

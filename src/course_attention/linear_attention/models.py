@@ -125,6 +125,14 @@ class Mixer(torch.nn.Module):
             self.dt_bias = torch.nn.Parameter(dt + torch.log(-torch.expm1(-dt)))
             self.A_log = torch.nn.Parameter(torch.log(torch.empty(h).uniform_(1e-4, 16)))
 
+    def log_decay(self, x: torch.Tensor) -> torch.Tensor:
+        """A Gated DeltaNet mixer's gate ``g = −exp(A_log) · softplus(a + dt_bias)`` for its input
+        ``x`` ``(batch, seq, d_model)``: ``(batch, seq, heads)``, each head's state multiplied by
+        ``exp(g)`` before the token is written."""
+        if self.kind != "gated_delta":
+            raise ValueError(f"only a gated_delta mixer has a decay gate; this is {self.kind!r}")
+        return -self.A_log.exp() * torch.nn.functional.softplus(self.decay(x) + self.dt_bias)
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         b, n, d = x.shape
         h, dh = self.config.heads, self.config.head_dim
@@ -145,7 +153,7 @@ class Mixer(torch.nn.Module):
             if self.kind == "delta":
                 o = delta_rule(q, k, v, beta, "chunk", size)
             else:
-                g = -self.A_log.exp() * torch.nn.functional.softplus(self.decay(x) + self.dt_bias)
+                g = self.log_decay(x)  # (b, n, h)
                 o = gated_delta_rule(q, k, v, g.transpose(1, 2), beta, "chunk", size)[0]
             o = rms_norm(o, self.head_norm)  # each head's output, as Qwen3-Next normalises it
         return self.out(o.transpose(1, 2).reshape(b, n, d))
