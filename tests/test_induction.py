@@ -342,3 +342,16 @@ def test_checkpoint_frames_keep_only_the_causal_part_of_each_row():
     assert rows[3] == [0.5, 0, 0.25, 0.25] and isinstance(rows[3][1], int)
     full = np.full((3, 3), 1 / 3)  # not causal: every row kept whole
     assert [len(r) for r in _compact(full)] == [3, 3, 3]
+
+
+def test_the_seen_loss_is_the_log_of_the_ids_seen_so_far():
+    """Guessing among the distinct ids seen so far (chapter 9; chapter 15's context baseline)."""
+    config = ind.RepeatConfig()
+    data = ind.repeat_batch(config, 4, torch.Generator().manual_seed(5))
+    logs = [np.log(len(set(data.tokens[b, : t + 1].tolist())))
+            for b in range(4) for t in range(data.tokens.shape[1] - 1)
+            if data.repeated()[b, t + 1]]
+    assert abs(ind.seen_loss(data, config.vocab) - float(np.mean(logs))) < 1e-9
+    one = ind.RepeatBatch(torch.tensor([[3, 5, 3, 5]]), torch.tensor([0]), torch.tensor([2]),
+                          torch.tensor([2]))  # predicts the last 5 after seeing {3, 5}
+    assert abs(ind.seen_loss(one, 6) - np.log(2)) < 1e-12

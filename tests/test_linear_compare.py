@@ -1,6 +1,7 @@
-"""Chapter 15's trained comparison (``course_attention.linear_attention.compare``, ``recall``,
-``models``): the recall data, the models' shapes and widths, refusals of bad input, the claims
-failing on untrained models, and the chapter's claims on seeds 1 and 2 (the chapter runs 0)."""
+"""Chapter 15's trained comparisons (``course_attention.linear_attention.compare``, ``recall``,
+``models``, ``copy_task``): the recall and copy data, the models' shapes and widths, refusals of
+bad input, the claims failing on untrained models, and the chapter's claims on seeds 1 and 2 (the
+chapter runs 0)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from course_attention.induction import RepeatBatch, _token_losses, repeat_batch
+from course_attention.induction import _token_losses, repeat_batch
 from course_attention.linear_attention import compare, copy_task, models, recall
 
 
@@ -152,17 +153,6 @@ def test_the_copy_loss_counts_the_repeated_tokens_only():
     asked = data.repeated()[:, 1:]
     assert 0 < int(asked.sum()) < asked.numel()
     assert abs(loss - float(every[asked].mean())) < 1e-12
-
-
-def test_the_context_baseline_is_the_log_of_the_ids_seen_so_far():
-    data = repeat_batch(copy_task.TASK, 4, torch.Generator().manual_seed(5))
-    logs = [np.log(len(set(data.tokens[b, : t + 1].tolist())))
-            for b in range(4) for t in range(data.tokens.shape[1] - 1)
-            if data.repeated()[b, t + 1]]
-    assert abs(copy_task.context_baseline(data) - float(np.mean(logs))) < 1e-9
-    one = RepeatBatch(torch.tensor([[3, 5, 3, 5]]), torch.tensor([0]), torch.tensor([2]),
-                      torch.tensor([2]))  # predicts the last 5 after seeing {3, 5}
-    assert abs(copy_task.context_baseline(one) - np.log(2)) < 1e-12
 
 
 def test_kept_after_multiplies_the_gates_over_the_distance():

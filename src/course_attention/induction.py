@@ -31,6 +31,7 @@ __all__ = [
     "repeat_batch",
     "AttentionOnlyTransformer",
     "repeat_losses",
+    "seen_loss",
     "previous_token_score",
     "induction_score",
     "offset_profile",
@@ -298,6 +299,19 @@ def repeat_losses(logits: torch.Tensor, data: RepeatBatch) -> tuple[float, float
     losses = _token_losses(logits, data.tokens)  # (batch, seq - 1), target t + 1
     rep = data.repeated()[:, 1:]
     return float(losses[rep].mean()), float(losses[~rep].mean())
+
+
+def seen_loss(data: RepeatBatch, vocab: int) -> float:
+    """The loss in nats of guessing each repeated token uniformly among the distinct ids seen so
+    far: ``mean ln(distinct ids in tokens[: t + 1])`` over the positions ``t`` that predict a
+    repeated token (:meth:`RepeatBatch.repeated`). The answer is always one of them, so this is
+    what a model scores that favours the tokens already seen but cannot copy.
+
+    Introduced in chapter 9; chapter 15 calls it the context baseline of its induction runs.
+    """
+    seen = torch.nn.functional.one_hot(data.tokens, vocab).cummax(1).values.sum(-1)  # (batch, seq)
+    asked = data.repeated()[:, 1:]  # target t + 1, predicted at t
+    return float(seen[:, :-1][asked].double().log().mean())
 
 
 def _check_weights(weights: np.ndarray | torch.Tensor) -> np.ndarray:

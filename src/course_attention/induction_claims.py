@@ -31,6 +31,7 @@ from .induction import (
     repeat_batch,
     repeat_losses,
     rise_step,
+    seen_loss,
     token_induction_score,
 )
 
@@ -92,8 +93,6 @@ def analyse(run: InductionRun, control: InductionRun) -> dict[str, Any]:
     start, end, fall = phase_change(run)
     at = {s: int(np.nonzero(run.steps == s)[0][0]) for s in (start, end)}
     before = max(0, start - 100)  # the plateau: the 100 steps before the window
-    tokens, rep = e.tokens.numpy(), e.repeated().numpy()
-    distinct = np.maximum.accumulate(np.eye(c.vocab)[tokens], axis=1).sum(-1)  # (batch, seq)
     gen = torch.Generator().manual_seed(7)
     fit_set, test_set = repeat_batch(c, 256, gen), repeat_batch(c, 256, gen)
     keys = key_ablation(m, e, ph)
@@ -111,7 +110,7 @@ def analyse(run: InductionRun, control: InductionRun) -> dict[str, Any]:
         "prev_layer1_max": float(prev[1].max()),
         "loss_after": final,
         "other_after": float(run.other_loss[-1]),
-        "seen_loss": float(np.log(distinct[:, :-1][rep[:, 1:]]).mean()),
+        "seen_loss": seen_loss(e, c.vocab),
         "window_start": start,
         "window_end": end,
         "window_fall": fall,

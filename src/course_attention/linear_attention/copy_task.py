@@ -36,14 +36,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..induction import RepeatBatch, RepeatConfig, repeat_batch
+from ..induction import RepeatBatch, RepeatConfig, repeat_batch, repeat_losses, seen_loss
 from ..reuse import reusable
 from .compare import TRAINING, WIDTH
 from .models import MixerStack, StackConfig
 from .recall import IGNORE
 
 __all__ = ["TASK", "MODELS", "GROUPS", "DISTANCE", "config_of", "build", "copy_loss",
-           "context_baseline", "kept_after", "CopyRun", "train_model", "start_training",
+           "kept_after", "CopyRun", "train_model", "start_training",
            "train_all", "CopyResults", "results", "LEARNS", "BELOW", "SOFTMAX_GAP", "DELTA_GAIN",
            "GATE_SHORT", "FORGETS", "check_claims"]
 
@@ -83,16 +83,6 @@ def copy_loss(model: torch.nn.Module, data: RepeatBatch) -> torch.Tensor:
     target = data.tokens[:, 1:].masked_fill(~data.repeated()[:, 1:], IGNORE)
     return torch.nn.functional.cross_entropy(logits.transpose(1, 2), target,
                                              ignore_index=IGNORE)
-
-
-def context_baseline(data: RepeatBatch) -> float:
-    """The loss in nats of answering, at each repeated token, uniformly among the distinct ids
-    seen so far: ``mean ln(distinct ids in tokens[: t + 1])`` over the predicted positions. The
-    answer is always one of them, so a model that knows that but cannot copy scores about this
-    (the analogue of recall's context baseline)."""
-    seen = torch.nn.functional.one_hot(data.tokens, TASK.vocab).cummax(1).values.sum(-1)
-    asked = data.repeated()[:, 1:]  # target t + 1, predicted at t
-    return float(seen[:, :-1][asked].double().log().mean())
 
 
 @torch.no_grad()
@@ -159,9 +149,10 @@ def train_all(seed: int = 0, names: tuple[str, ...] = MODELS, pending: Any = Non
 class CopyResults:
     """One seed's runs measured on a fresh evaluation batch of chapter 9's sequences:
     ``repeated[name]`` and ``others[name]`` the loss in nats on the repeated tokens and on the
-    rest; ``baseline`` :func:`context_baseline`; ``chance`` ``ln(vocab)``; ``kept_before`` and
-    ``kept_after`` Gated DeltaNet's :func:`kept_after` ``(heads,)`` at initialisation and
-    trained."""
+    rest; ``baseline`` the context baseline, chapter 9's
+    :func:`~course_attention.induction.seen_loss` (guessing among the ids seen so far);
+    ``chance`` ``ln(vocab)``; ``kept_before`` Gated DeltaNet's :func:`kept_after` ``(heads,)`` at
+    initialisation."""
 
     runs: dict[str, CopyRun]
     repeated: dict[str, float]
@@ -169,13 +160,11 @@ class CopyResults:
     baseline: float
     chance: float
     kept_before: np.ndarray
-    kept_after: np.ndarray
 
 
 @torch.no_grad()
 def results(runs: dict[str, CopyRun]) -> CopyResults:
     """Measure one seed's runs (all of :data:`MODELS`)."""
-    from ..induction import repeat_losses
     from ..training import torch_threads
 
     if set(runs) != set(MODELS) or len({r.seed for r in runs.values()}) != 1:
@@ -186,10 +175,9 @@ def results(runs: dict[str, CopyRun]) -> CopyResults:
     with torch_threads(1), torch.random.fork_rng(devices=[]):  # build() seeds torch
         losses = {name: repeat_losses(run.model(data.tokens), data) for name, run in runs.items()}
         before = kept_after(build("gated_delta", seed), data)
-        after = kept_after(runs["gated_delta"].model, data)
     return CopyResults(runs, {k: v[0] for k, v in losses.items()},
-                       {k: v[1] for k, v in losses.items()}, context_baseline(data),
-                       math.log(TASK.vocab), before, after)
+                       {k: v[1] for k, v in losses.items()}, seen_loss(data, TASK.vocab),
+                       math.log(TASK.vocab), before)
 
 
 #: Chapter 15's margins on this task (measured on seeds 0–2 under avx512 and avx2, in nats on
@@ -223,8 +211,8 @@ def check_claims(found: CopyResults) -> None:
     - Gated DeltaNet ends ≥ :data:`GATE_SHORT` above linear attention, and at initialisation one
       of its heads keeps < :data:`FORGETS` of a write :data:`DISTANCE` tokens later.
 
-    Not claimed (seeds 0–2 disagree): how far Gated DeltaNet gets (2.39–3.95 nats); whether its
-    forgetting head still forgets after training.
+    Not claimed: how far Gated DeltaNet gets (2.39–3.95 nats on seeds 0–2), or whether its gate
+    is what holds it back (trained, the forgetting head still kept below 1e-12 on seed 0).
     """
     r, base = found.repeated, found.baseline
     checks = {
