@@ -122,6 +122,29 @@ def test_setup_seeds_numpy_and_torch():
     assert _draw() != first
 
 
+def test_setup_freezes_the_objects_made_so_far_once():
+    """The first call freezes (gc.freeze) what the imports made; a later call freezes nothing
+    more, so what a chapter builds after it can still be collected."""
+    import gc
+    import weakref
+
+    ca.setup(seed=0)
+    assert ca._FROZEN and gc.get_freeze_count() > 0
+    frozen = gc.get_freeze_count()
+
+    class Node:
+        pass
+
+    a, b = Node(), Node()
+    a.other, b.other = b, a  # a cycle: only the cycle collector frees it
+    gone = weakref.ref(a)
+    ca.setup(seed=0)
+    assert gc.get_freeze_count() == frozen
+    del a, b
+    gc.collect()
+    assert gone() is None
+
+
 @pytest.mark.parametrize("value", [0.5, np.float64(2.0)])
 def test_glue_returns_its_value_outside_a_kernel(value):
     assert ca.glue("x", value) == value

@@ -210,6 +210,31 @@ def test_distance_and_even_batches_put_the_copies_where_asked():
         ind.repeat_batch(CONFIG, 4, torch.Generator(), distance=40)
 
 
+def test_loss_by_start_moves_the_pair_and_nothing_else():
+    """Each place's loss is the loss on sequences built by hand: the same random tokens, the
+    segment at ``start − distance`` copied to ``start``, no other repeat made."""
+    torch.manual_seed(0)
+    model = ind.AttentionOnlyTransformer(CONFIG)
+    d, starts, n = 12, [12, 24, 36], 8
+    got = ind.loss_by_start(model, d, starts, batch=n)
+    assert got.shape == (3,) and np.array_equal(got, ind.loss_by_start(model, d, starts, batch=n))
+    for s, loss in zip(starts, got, strict=True):
+        gen = torch.Generator().manual_seed(30_000 + 1000 * d + s)
+        tokens = torch.randint(0, CONFIG.vocab, (n, CONFIG.seq_len), generator=gen)
+        for i in range(CONFIG.min_len):  # the second copy, token by token
+            tokens[:, s + i] = tokens[:, s - d + i]
+        full = lambda t: torch.full((n,), t)  # noqa: E731
+        data = ind.RepeatBatch(tokens, full(s - d), full(s), full(CONFIG.min_len))
+        with torch.no_grad():
+            assert loss == ind.repeat_losses(model(tokens, need_weights=False)[0], data)[0]
+    with pytest.raises(ValueError, match=r"each start must lie in .* = \[12, 36\].*got \[8\]"):
+        ind.loss_by_start(model, d, [8])
+    with pytest.raises(ValueError, match="length ≤ distance"):
+        ind.loss_by_start(model, d, [24], length=13)
+    places = claims.places(CONFIG, 12)
+    assert list(places) == [12, 16, 20, 24, 28, 32, 36]  # the last leaves room for 12 tokens
+
+
 def test_rise_step_and_phase_change_on_made_up_curves():
     steps = np.arange(0, 101, 10)
     assert ind.rise_step(steps, np.linspace(0, 1, 11)) == 50

@@ -7,7 +7,7 @@ Elhage et al. 2021; Olsson et al. 2022). The model is a 2-layer, attention-only 
 from :class:`course_attention.modules.MultiHeadAttention`; it is trained with
 :func:`course_attention.training.fit` (first on uneven copy distances, then on even ones),
 recording checkpoints on a fixed evaluation batch. The tools that take it apart: head scores,
-ablations, the loss by copy distance, direct logit attribution and a key-only ablation
+ablations, the loss by copy distance and by place, direct logit attribution and a key-only ablation
 (K-composition). :mod:`course_attention.induction_claims` checks the chapter's claims.
 
 Shapes: tokens ``(batch, seq)``; attention weights ``(layers, batch, heads, seq_q, seq_k)``.
@@ -41,6 +41,7 @@ __all__ = [
     "InductionRun",
     "DISTANCES",
     "loss_by_distance",
+    "loss_by_start",
     "logit_attribution",
     "key_ablation",
     "token_induction_score",
@@ -156,6 +157,15 @@ def repeat_batch(
         u = torch.rand(2, batch, generator=gen)
         first = (u[0] * (T - 2 * length + 1)).long()
         second = first + length + (u[1] * (T - length - first - length + 1)).long()
+    return _with_copy(tokens, first, second, length)
+
+
+def _with_copy(
+    tokens: torch.Tensor, first: torch.Tensor, second: torch.Tensor, length: torch.Tensor
+) -> RepeatBatch:
+    """``tokens`` ``(batch, seq)`` with each row's ``length`` tokens from ``first`` copied to
+    ``second`` (each ``(batch,)``), as a :class:`RepeatBatch`."""
+    batch, T = tokens.shape
     idx = torch.arange(T).expand(batch, T)
     inside = (idx >= second[:, None]) & (idx < (second + length)[:, None])
     source = (idx - second[:, None] + first[:, None]).clamp(0, T - 1)
@@ -444,6 +454,53 @@ def loss_by_distance(
     for d in distances:
         data = repeat_batch(
             model.config, batch, torch.Generator().manual_seed(seed + int(d)), distance=int(d)
+        )
+        out.append(repeat_losses(model(data.tokens, need_weights=False)[0], data)[0])
+    return np.array(out)
+
+
+@torch.no_grad()
+def loss_by_start(
+    model: AttentionOnlyTransformer,
+    distance: int,
+    starts: Any,
+    length: int | None = None,
+    batch: int = 256,
+    seed: int = 30_000,
+) -> np.ndarray:
+    """Loss on the repeated tokens with the copies ``distance`` apart and the second copy
+    starting at each of ``starts``: ``(len(starts),)`` nats.
+
+    Introduced in chapter 9, to ask whether a model uses *where* the copies are. Every place
+    gets ``batch`` fresh random sequences (seeded by ``seed + 1000 · distance + start``) with a
+    segment of ``length`` tokens (default ``min_len``) at ``start − distance`` and again at
+    ``start``. The distance, the length and the way tokens are drawn are the same at every
+    place, so a model that found the earlier copy by its tokens alone would give the same loss
+    everywhere, up to sampling noise; a model that also uses position need not.
+    """
+    c = model.config
+    length = c.min_len if length is None else int(length)
+    starts = [int(s) for s in starts]
+    if not 2 <= length <= distance or batch < 1:
+        raise ValueError(
+            f"need batch ≥ 1 and 2 ≤ length ≤ distance (copies that do not overlap); got "
+            f"batch={batch}, length={length}, distance={distance}"
+        )
+    bad = [s for s in starts if not distance <= s <= c.seq_len - length]
+    if not starts or bad:
+        raise ValueError(
+            f"each start must lie in [distance, seq_len − length] = [{distance}, "
+            f"{c.seq_len - length}], so that both copies fit; got {starts or 'none'}"
+        )
+    out = []
+    for s in starts:
+        gen = torch.Generator().manual_seed(seed + 1000 * distance + s)
+        tokens = torch.randint(0, c.vocab, (batch, c.seq_len), generator=gen)
+        data = _with_copy(
+            tokens,
+            torch.full((batch,), s - distance),
+            torch.full((batch,), s),
+            torch.full((batch,), length),
         )
         out.append(repeat_losses(model(data.tokens, need_weights=False)[0], data)[0])
     return np.array(out)

@@ -20,10 +20,12 @@ from .induction import (
     AttentionOnlyTransformer,
     InductionRun,
     RepeatBatch,
+    RepeatConfig,
     head_ablation,
     induction_score,
     key_ablation,
     logit_attribution,
+    loss_by_start,
     offset_profile,
     phase_change,
     previous_token_probe,
@@ -35,7 +37,16 @@ from .induction import (
     token_induction_score,
 )
 
-__all__ = ["TRY_IT", "TRY_IT_CHANGE", "guesses", "analyse", "analyse_fixed", "check_claims"]
+__all__ = [
+    "TRY_IT",
+    "TRY_IT_CHANGE",
+    "PLACE_DISTANCES",
+    "places",
+    "guesses",
+    "analyse",
+    "analyse_fixed",
+    "check_claims",
+]
 
 
 #: The chapter's "Try it" sequence — 2 tokens, a 12-token segment, 12 other tokens, then the
@@ -166,6 +177,7 @@ def analyse(run: InductionRun, control: InductionRun) -> dict[str, Any]:
         **_try_it(m),
     }
     out["control_gap"] = float((control.by_distance[int(control.steps[-1])] - end_d).min())
+    out.update(_by_place(m))
     if switch_d is not None:
         out.update(
             switch_worst=float(switch_d.max()),
@@ -177,6 +189,33 @@ def analyse(run: InductionRun, control: InductionRun) -> dict[str, Any]:
         _, w_off = m(e.tokens, ablate=(0, ph))
     out["ind_prev_off"] = float(induction_score(w_off, e)[1].max())
     return out
+
+
+#: Where chapter 9 moves a copied pair (:func:`~course_attention.induction.loss_by_start`):
+#: the second copy's starts, every 4 positions, at the shortest distance and at 24.
+PLACE_DISTANCES = (12, 24)
+
+
+def places(config: Any, distance: int) -> range:
+    """The second copy's starts chapter 9 tries at ``distance``: every 4th from ``distance`` to
+    the last that leaves room for a ``min_len`` segment."""
+    return range(distance, config.seq_len - config.min_len + 1, 4)
+
+
+def _by_place(model: AttentionOnlyTransformer) -> dict[str, Any]:
+    """At distance 12: the best and worst place and the spread; at 24: the spread."""
+    short, mid = PLACE_DISTANCES
+    starts = places(model.config, short)
+    at_short = loss_by_start(model, short, starts)
+    at_mid = loss_by_start(model, mid, places(model.config, mid))
+    return {
+        "place_best": float(at_short.min()),
+        "place_best_at": int(starts[int(at_short.argmin())]),
+        "place_worst": float(at_short.max()),
+        "place_worst_at": int(starts[int(at_short.argmax())]),
+        "place_spread": float(at_short.max() - at_short.min()),
+        "place_spread_24": float(at_mid.max() - at_mid.min()),
+    }
 
 
 @torch.no_grad()
@@ -252,6 +291,10 @@ def check_claims(found: dict[str, Any]) -> None:
           "is the hardest")
     claim(f["distance_worst"] < f["seen_loss"] and f["control_gap"] > 0.8,
           "below guessing among the seen tokens, and far below the 1-layer model, everywhere")
+    claim(f["place_spread"] > 1.0 and f["place_spread"] > 3 * f["place_spread_24"],
+          "at distance 12 the place changes the loss by over a nat, at 24 by under a third of it")
+    claim(f["place_worst_at"] == max(places(RepeatConfig(), PLACE_DISTANCES[0])),
+          "at distance 12 the pair at the end of the sequence is the hardest place")
     claim(f["abl_max_is_prev"] and f["ind_prev_off"] < 0.2, "the previous-token head is needed")
     claim(f["others0"] < 0.15, "other layer-0 heads change the loss by less than 0.15")
     claim(f["loss_after"] + 0.2 < f["abl_l1_min"] and f["abl_l1_max"] < f["abl_prev"] - 0.5
