@@ -31,8 +31,12 @@ def test_mime_renderer_prefers_plotly_json_for_html_builders():
 
 
 class _FakeRenderer:
-    def __init__(self):
+    """What a myst-nb mime renderer is handed: ``add_js_file`` and the site's configuration."""
+
+    def __init__(self, language: str = "en"):
         self.js = {}
+        config = SimpleNamespace(course_attention_language=language)
+        self.renderer = SimpleNamespace(sphinx_env=SimpleNamespace(config=config))
 
     def add_js_file(self, key, uri, kwargs):
         self.js[key] = uri
@@ -52,6 +56,9 @@ def test_mime_renderer_emits_a_div_and_requests_plotly_js_once():
     assert 'id="fig-3-0"' in html and "Plotly.newPlot" in html
     assert "<script src=" not in html, "plotly.js must come from the page, not inlined"
     assert renderer.js == {"plotly": "plotly.min.js"}
+    assert 'aria-label="Interactive bar"' in html
+    (node,) = book.PlotlyMimeRenderer.handle_mime(_FakeRenderer("zh"), data, inline=False)
+    assert 'aria-label="交互式柱状图"' in node.astext()  # the Chinese site's words
 
 
 def test_mime_renderer_ignores_other_types():
@@ -168,6 +175,27 @@ def test_every_figure_gets_a_text_alternative():
     assert book.figure_label(untitled.to_dict()) == "Interactive heatmap of query against key"
     slider = viz.slider_figure(lambda v: [go.Bar(y=[v])], [1, 2], "v")
     assert book.figure_label(slider.to_dict()).endswith("with a slider")
+
+
+def test_the_chinese_site_describes_figures_and_explorers_in_chinese():
+    """The words the site adds around a (translated) title and axes follow the page's language:
+    the screen reader's label and the note for readers without JavaScript."""
+    titled = go.Figure(go.Bar(y=[1]), layout=dict(title=dict(text="权重")))
+    assert book.figure_label(titled.to_dict(), "zh") == "权重。交互式柱状图"
+    both = go.Figure([go.Scatter(y=[1]), go.Heatmap(z=[[1]])],
+                     layout=dict(xaxis_title_text="键", yaxis_title_text="查询"))
+    assert book.figure_label(both.to_dict(), "zh") == "交互式热力图和散点图，纵轴为查询，横轴为键"
+    one = go.Figure(go.Bar(y=[1]), layout=dict(xaxis_title_text="步数"))
+    assert book.figure_label(one.to_dict(), "zh") == "交互式柱状图，横轴为步数"
+    assert book.figure_label(one.to_dict()) == "Interactive bar of 步数"
+    slider = viz.slider_figure(lambda v: [go.Bar(y=[v])], [1, 2], "v")
+    assert book.figure_label(slider.to_dict(), "zh").endswith("，带滑块")
+    spec = {"kind": "lookup"}
+    zh, en = (book.explorer_html(spec, titled.to_dict(), "f", language=x) for x in ("zh", "en"))
+    assert 'aria-label="交互图。权重。交互式柱状图"' in zh and "需要 JavaScript" in zh
+    assert 'aria-label="Live explorer. 权重. Interactive bar"' in en and "needs JavaScript" in en
+    with pytest.raises(ValueError, match="language must be one of"):
+        book.figure_label(titled.to_dict(), "fr")
 
 
 def test_make_lab_needs_no_npm():

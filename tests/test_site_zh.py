@@ -65,6 +65,27 @@ def test_each_page_links_to_its_counterpart_both_ways(path: str) -> None:
     assert (chinese.parent / to_en).resolve() == english.resolve()
 
 
+#: The course's own words for a screen reader and for a page without JavaScript: each figure's
+#: and explorer's label, and the explorers' note (the theme's labels are course_attention.js's).
+_LABELS = re.compile(
+    r'<figure class="plotly-figure[^"]*" role="group" aria-label="([^"]*)"'
+    r'|<p class="ca-noscript">(.*?)</p>', re.S)
+
+
+@pytest.mark.parametrize("path", pages())
+def test_what_a_screen_reader_or_a_page_without_javascript_gets_is_chinese(path: str) -> None:
+    """Figures' and explorers' labels (``aria-label``) and the note shown without JavaScript,
+    on every Chinese page: no run of three English words (code, quotes and tags aside)."""
+    html = (ZH / path).read_text("utf-8")
+    assert html.count('class="plotly-figure') == len(_LABELS.findall(html)) - html.count(
+        'class="ca-noscript"'), f"zh/{path}: a figure without a label the pattern reads"
+    from html import unescape
+
+    texts = [unescape(a or b) for a, b in _LABELS.findall(html)]
+    english = [t for t in texts if english_runs(re.sub(r"<[^>]+>", " ", t))]
+    assert not english, f"zh/{path}: English for a screen reader or with no script: {english[:4]}"
+
+
 def check_chinese_page(page, path: str, outside: list[str], errors: list[str]) -> None:
     """A loaded Chinese page ``zh/<path>`` (1280 px, figures drawn): its language is zh-CN, its
     figures drew, its prose and the words its figures and explorers draw are Chinese, nothing

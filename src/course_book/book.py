@@ -52,7 +52,7 @@ class PlotlyMimeRenderer:
             TRACE_TYPES.update(trace.get("type", "scatter") for trace in frame.get("data", []))
         html = figure_html(figure, div_id=f"fig-{data.cell_index}-{data.output_index}")
         renderer.add_js_file("plotly", PLOTLY_JS, {})
-        label = escape(figure_label(figure), quote=True)
+        label = escape(figure_label(figure, _language(renderer)), quote=True)
         html = f'<figure class="plotly-figure" role="group" aria-label="{label}">{html}</figure>'
         return [nodes.raw("", html, format="html", classes=["output", "plotly-figure"])]
 
@@ -102,7 +102,8 @@ class ExplorerMimeRenderer:
             spec["model"] = _write_model(env, spec["kind"], spec["model"])
         for key, uri in explorer_scripts(spec):
             renderer.add_js_file(key, uri, {})
-        html = explorer_html(spec, figure, div_id=f"fig-{data.cell_index}-{data.output_index}")
+        html = explorer_html(spec, figure, div_id=f"fig-{data.cell_index}-{data.output_index}",
+                             language=_language(renderer))
         return [nodes.raw("", html, format="html", classes=["output", "ca-explorer-output"])]
 
 
@@ -114,11 +115,12 @@ def explorer_scripts(spec: dict) -> list[tuple[str, str]]:
     ]
 
 
-def explorer_html(spec: dict, figure: dict, div_id: str) -> str:
+def explorer_html(spec: dict, figure: dict, div_id: str, language: str = "en") -> str:
     """The explorer's HTML: controls (filled by the runtime), a message line, the first state's
-    figure, the spec as JSON, and a note for readers without JavaScript."""
+    figure, the spec as JSON, and a note for readers without JavaScript, in ``language``."""
     text = json.dumps(spec, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
-    label = escape(f"Live explorer. {figure_label(figure)}", quote=True)
+    words = _words(language)
+    label = escape(words["live"].format(label=figure_label(figure, language)), quote=True)
     return (
         f'<figure class="plotly-figure ca-explorer" role="group" aria-label="{label}"'
         f' data-kind="{escape(spec["kind"], quote=True)}">'
@@ -126,8 +128,7 @@ def explorer_html(spec: dict, figure: dict, div_id: str) -> str:
         '<p class="ca-message" role="status" aria-live="polite" hidden></p>'
         f"{figure_html(figure, div_id=div_id)}"
         f'<script type="application/json" class="ca-spec">{text}</script>'
-        '<noscript><p class="ca-noscript">This explorer runs in your browser and needs '
-        "JavaScript; open the notebook in JupyterLab or Colab to use it there.</p></noscript>"
+        f'<noscript><p class="ca-noscript">{escape(words["noscript"])}</p></noscript>'
         "</figure>"
     )
 
@@ -148,23 +149,75 @@ def _write_model(env: Any, kind: str, payload: dict) -> dict:
     return {"url": f"{up}_static/{EXPLORER_DIR}/models/{name}", "bytes": len(body)}
 
 
-def figure_label(figure: dict) -> str:
-    """A text alternative for a screen reader: the title, or the kinds of plot and their axes."""
+#: The words the site puts around a figure for a screen reader (``aria-label``) and for a
+#: reader without JavaScript, per site language; the title and the axes come from the figure,
+#: already in the page's language. The glossary's 交互图 is "explorer".
+WORDS: dict[str, dict[str, Any]] = {
+    "en": {
+        "kinds": {},
+        "figure": "figure",
+        "described": "Interactive {kinds}",
+        "and": " and ",
+        "axes": " of {y} against {x}",
+        "x only": " of {x}",
+        "y only": " of {y}",
+        "slider": ", with a slider",
+        "titled": "{title}. {described}",
+        "live": "Live explorer. {label}",
+        "noscript": "This explorer runs in your browser and needs JavaScript; open the notebook "
+        "in JupyterLab or Colab to use it there.",
+    },
+    "zh": {
+        "kinds": {"scatter": "散点图", "heatmap": "热力图", "bar": "柱状图", "table": "表格"},
+        "figure": "图",
+        "described": "交互式{kinds}",
+        "and": "和",
+        "axes": "，纵轴为{y}，横轴为{x}",
+        "x only": "，横轴为{x}",
+        "y only": "，纵轴为{y}",
+        "slider": "，带滑块",
+        "titled": "{title}。{described}",
+        "live": "交互图。{label}",
+        "noscript": "这个交互图在你的浏览器中运行，需要 JavaScript；在 JupyterLab 或 Colab "
+        "中打开笔记本，就可以在那里使用它。",
+    },
+}
+
+
+def _words(language: str) -> dict[str, Any]:
+    if language not in WORDS:
+        raise ValueError(f"language must be one of {sorted(WORDS)}; got {language!r}")
+    return WORDS[language]
+
+
+def _language(renderer: Any) -> str:
+    """The language of the site a myst-nb renderer is building (``course_attention_language``)."""
+    return getattr(renderer.renderer.sphinx_env.config, "course_attention_language", "en")
+
+
+def figure_label(figure: dict, language: str = "en") -> str:
+    """A text alternative for a screen reader, in ``language`` (``"en"`` or ``"zh"``): the
+    title, then the kinds of plot and their axes."""
+    words = _words(language)
     layout = figure.get("layout", {})
     title = layout.get("title", {})
     title = title.get("text") if isinstance(title, dict) else title
     kinds = sorted({trace.get("type", "scatter") for trace in figure.get("data", [])})
-    axes = [
+    x, y = (
         (layout.get(axis, {}).get("title") or {}).get("text")
-        for axis in ("xaxis", "yaxis")
         if isinstance(layout.get(axis, {}).get("title"), dict)
-    ]
-    described = f"Interactive {' and '.join(kinds) or 'figure'}"
-    if any(axes):
-        described += " of " + " against ".join(a for a in reversed(axes) if a)
+        else None
+        for axis in ("xaxis", "yaxis")
+    )
+    named = words["and"].join(words["kinds"].get(k, k) for k in kinds) or words["figure"]
+    described = words["described"].format(kinds=named)
+    if x and y:
+        described += words["axes"].format(x=x, y=y)
+    elif x or y:
+        described += words["x only" if x else "y only"].format(x=x, y=y)
     if layout.get("sliders"):
-        described += ", with a slider"
-    text = f"{title}. {described}" if title else described
+        described += words["slider"]
+    text = words["titled"].format(title=title, described=described) if title else described
     return re.sub(r"<[^>]+>", " ", text).strip()
 
 
@@ -347,7 +400,8 @@ def _course_map_directive() -> type:
                 figure = json.loads(course_map_figure().to_json())
             TRACE_TYPES.update(trace.get("type", "scatter") for trace in figure.get("data", []))
             self.env.metadata[self.env.docname]["needs_plotly"] = True
-            label = escape(figure_label(figure), quote=True)
+            label = escape(figure_label(figure, self.config.course_attention_language),
+                           quote=True)
             html = (f'<figure class="plotly-figure" role="group" aria-label="{label}">'
                     f'{figure_html(figure, div_id="course-map")}</figure>')
             return [nodes.raw("", html, format="html", classes=["output", "plotly-figure"])]
