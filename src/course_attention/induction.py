@@ -475,8 +475,10 @@ def loss_by_start(
     gets ``batch`` fresh random sequences (seeded by ``seed + 1000 · distance + start``) with a
     segment of ``length`` tokens (default ``min_len``) at ``start − distance`` and again at
     ``start``. The distance, the length and the way tokens are drawn are the same at every
-    place, so a model that found the earlier copy by its tokens alone would give the same loss
-    everywhere, up to sampling noise; a model that also uses position need not.
+    place; only the number of random tokens before the pair changes (none when ``start ==
+    distance``). A model that found the earlier copy by its tokens alone could pay a little more
+    where more of them come before (each matches the current token by chance), never more at
+    the start; a model that also uses position can.
     """
     c = model.config
     length = c.min_len if length is None else int(length)

@@ -203,12 +203,14 @@ def places(config: Any, distance: int) -> range:
 
 
 def _by_place(model: AttentionOnlyTransformer) -> dict[str, Any]:
-    """At distance 12: the best and worst place and the spread; at 24: the spread."""
+    """At distance 12: the pair at the start, the best and worst place and the spread; at 24:
+    the spread."""
     short, mid = PLACE_DISTANCES
     starts = places(model.config, short)
     at_short = loss_by_start(model, short, starts)
     at_mid = loss_by_start(model, mid, places(model.config, mid))
     return {
+        "place_start": float(at_short[0]),  # starts[0] == short: no random token before the pair
         "place_best": float(at_short.min()),
         "place_best_at": int(starts[int(at_short.argmin())]),
         "place_worst": float(at_short.max()),
@@ -293,6 +295,9 @@ def check_claims(found: dict[str, Any]) -> None:
           "below guessing among the seen tokens, and far below the 1-layer model, everywhere")
     claim(f["place_spread"] > 1.0 and f["place_spread"] > 3 * f["place_spread_24"],
           "at distance 12 the place changes the loss by over a nat, at 24 by under a third of it")
+    claim(f["place_start"] > f["place_best"] + 0.5,
+          "at distance 12 the pair at the start costs over half a nat more than the best place, "
+          "which tokens alone cannot explain (no random token comes before it)")
     claim(f["place_worst_at"] == max(places(RepeatConfig(), PLACE_DISTANCES[0])),
           "at distance 12 the pair at the end of the sequence is the hardest place")
     claim(f["abl_max_is_prev"] and f["ind_prev_off"] < 0.2, "the previous-token head is needed")
